@@ -1,0 +1,44 @@
+# skillwire: `make serve` serves the bundled example skills; `make test` runs every check.
+# Both set up what they need: a virtual environment in .venv and the Node.js test tools in tools/node.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+NODE_TOOLS := tools/node/node_modules/.package-lock.json
+
+.PHONY: serve test lint typecheck pytest tools venv clean
+
+serve: $(BIN)/skillwire
+	$(BIN)/skillwire serve examples/skills --http $(HOST):$(PORT)
+
+test: lint typecheck pytest
+
+lint: $(BIN)/skillwire
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(BIN)/skillwire
+	$(BIN)/mypy
+
+# pytest exits 5 when it collected no test; make treats that, like any non-zero status, as a failure.
+pytest: $(BIN)/skillwire $(NODE_TOOLS)
+	$(BIN)/pytest
+
+venv: $(BIN)/skillwire
+
+$(BIN)/skillwire: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+tools: $(NODE_TOOLS)
+
+$(NODE_TOOLS): tools/node/package.json tools/node/package-lock.json
+	cd tools/node && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+clean:
+	rm -rf $(VENV) tools/node/node_modules .mypy_cache .ruff_cache .pytest_cache test-artifacts

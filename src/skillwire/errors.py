@@ -1,0 +1,114 @@
+"""Exceptions raised by skillwire.
+
+Every exception derives from `SkillwireError`. Two branches keep apart "a skill
+on our side breaks a rule" from "a peer sent us something wrong":
+
+    SkillwireError
+    ├── SkillError                  a skill (on disk or in an entry) breaks a rule
+    │   ├── FrontmatterError        SKILL.md frontmatter missing, malformed, or not JSON-representable
+    │   ├── NameRuleError           a name or path segment breaks the Agent Skills / URI rules
+    │   └── LimitExceeded           a skill is over 512 files or 16 MiB
+    ├── InvalidSkillUri             a URI is not a well-formed skill:// file or directory URI
+    └── VerificationError           content does not match the entry it was checked against
+        ├── DigestMismatch
+        ├── SizeMismatch
+        ├── FrontmatterMismatch
+        └── UnlistedResource
+"""
+
+from __future__ import annotations
+
+
+class SkillwireError(Exception):
+    """Root of every skillwire exception."""
+
+
+class SkillError(SkillwireError):
+    """A skill breaks a rule of the Agent Skills spec or the Skills extension.
+
+    `path` is the file (relative to its root, `/`-separated) and `line` the
+    1-based line where known; `rule` is a short stable identifier for the rule.
+    """
+
+    def __init__(self, message: str, *, rule: str, path: str | None = None, line: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.rule = rule
+        self.path = path
+        self.line = line
+
+    def __str__(self) -> str:
+        where = self.path or ""
+        if where and self.line is not None:
+            where = f"{where}:{self.line}"
+        return f"{where}: {self.message}" if where else self.message
+
+
+class FrontmatterError(SkillError):
+    """SKILL.md frontmatter is missing, is not valid YAML, or cannot be rendered as JSON."""
+
+
+class NameRuleError(SkillError):
+    """A skill name or a skill-path segment breaks the naming rules."""
+
+
+class LimitExceeded(SkillError):
+    """A skill is over the per-skill limits (512 resources, 16 MiB)."""
+
+
+class InvalidSkillUri(SkillwireError):
+    """A URI is not a well-formed skill URI (bad scheme, `..`, encoded separators, ...)."""
+
+    def __init__(self, uri: str, reason: str) -> None:
+        super().__init__(f"{_shorten(uri)} is not a valid skill URI: {reason}")
+        self.uri = uri
+        self.reason = reason
+
+
+class VerificationError(SkillwireError):
+    """Content fetched from a server does not match the entry it was checked against."""
+
+    def __init__(self, message: str, *, uri: str) -> None:
+        super().__init__(message)
+        self.uri = uri
+
+
+class DigestMismatch(VerificationError):
+    """The SHA-256 digest of the bytes read differs from the entry's digest."""
+
+    def __init__(self, uri: str, *, expected: str, actual: str) -> None:
+        super().__init__(f"{uri}: digest {actual} does not match the entry's {expected}", uri=uri)
+        self.expected = expected
+        self.actual = actual
+
+
+class SizeMismatch(VerificationError):
+    """The byte length read differs from the entry's size."""
+
+    def __init__(self, uri: str, *, expected: int, actual: int) -> None:
+        super().__init__(f"{uri}: read {actual} bytes but the entry says {expected}", uri=uri)
+        self.expected = expected
+        self.actual = actual
+
+
+class FrontmatterMismatch(VerificationError):
+    """The frontmatter parsed from SKILL.md differs from the entry's frontmatter."""
+
+    def __init__(self, uri: str, *, fields: tuple[str, ...]) -> None:
+        listed = ", ".join(fields) if fields else "(structure)"
+        super().__init__(f"{uri}: frontmatter differs from the entry in: {listed}", uri=uri)
+        self.fields = fields
+
+
+class UnlistedResource(VerificationError):
+    """A read of a file that the held entry does not list."""
+
+    def __init__(self, uri: str, *, skill_uri: str) -> None:
+        super().__init__(f"{uri} is not listed in the held entry for {skill_uri}", uri=uri)
+        self.skill_uri = skill_uri
+
+
+def _shorten(text: str, limit: int = 200) -> str:
+    """Keep error messages one readable line even for hostile, huge inputs."""
+    clean = text.encode("unicode_escape").decode("ascii")
+    return clean if len(clean) <= limit else clean[:limit] + "..."

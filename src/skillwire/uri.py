@@ -1,0 +1,103 @@
+"""Skill URIs: `skill://<skill-path>/<file-path>`, built from folders and parsed from requests.
+
+Resource Mapping: "<skill-path> is a /-separated path of one or more segments
+locating the skill directory ... <file-path> is the file's path relative to the
+skill directory root, using / as the separator." Directory URIs carry no
+trailing slash. Request URIs are parsed strictly and canonicalised, so a lookup
+is an exact match against the published catalog: a request can never name a
+path that the catalog did not publish.
+
+    skill_uri(("acme", "billing", "refunds"))              # 'skill://acme/billing/refunds/SKILL.md'
+    file_uri(("pdf-processing",), "templates/a b.md")      # 'skill://pdf-processing/templates/a%20b.md'
+    canonical_uri("skill://pdf-processing/templates/%61.md")  # 'skill://pdf-processing/templates/a.md'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from urllib.parse import quote, unquote_to_bytes
+
+from skillwire.errors import InvalidSkillUri
+
+SCHEME = "skill"
+PREFIX = "skill://"
+SKILL_FILE = "SKILL.md"
+MAX_URI_LENGTH = 4096
+
+# RFC 3986 pchar minus "/": unreserved / sub-delims / ":" / "@" stay literal.
+_SAFE = "-._~!$&'()*+,;=:@"
+
+
+def encode_segment(segment: str) -> str:
+    """Percent-encode one path segment (RFC 3986 pchar)."""
+    return quote(segment, safe=_SAFE)
+
+
+def join_segments(segments: Sequence[str]) -> str:
+    """`/`-join encoded segments."""
+    return "/".join(encode_segment(s) for s in segments)
+
+
+def directory_uri(skill_path: Sequence[str], rel_dir: str = "") -> str:
+    """URI of a skill's root (rel_dir "") or of a directory inside it, with no trailing slash."""
+    parts = list(skill_path) + ([p for p in rel_dir.split("/") if p] if rel_dir else [])
+    return PREFIX + join_segments(parts)
+
+
+def file_uri(skill_path: Sequence[str], rel_path: str) -> str:
+    """URI of the file at `rel_path` (`/`-separated) inside the skill at `skill_path`."""
+    return PREFIX + join_segments([*skill_path, *rel_path.split("/")])
+
+
+def skill_uri(skill_path: Sequence[str]) -> str:
+    """URI of a skill's SKILL.md, the skill's identity within a server."""
+    return file_uri(skill_path, SKILL_FILE)
+
+
+def skill_root_of(uri: str) -> str:
+    """The root directory URI of the skill whose SKILL.md is `uri`."""
+    if not uri.endswith("/" + SKILL_FILE):
+        raise InvalidSkillUri(uri, f"a skill URI ends in /{SKILL_FILE}")
+    return uri[: -len(SKILL_FILE) - 1]
+
+
+def canonical_uri(uri: object) -> str:
+    """Parse a request's `skill://` URI and return its canonical form, or raise InvalidSkillUri.
+
+    Rejects what could smuggle a path: `.`/`..` segments (also percent-encoded),
+    encoded `/` or `\\`, backslashes, NUL and control characters, empty segments,
+    queries and fragments, other schemes, and URIs over MAX_URI_LENGTH.
+    """
+    if not isinstance(uri, str):
+        raise InvalidSkillUri(repr(uri), "a URI must be a string")
+    if len(uri) > MAX_URI_LENGTH:
+        raise InvalidSkillUri(uri, f"longer than {MAX_URI_LENGTH} characters")
+    if not uri.startswith(PREFIX):
+        scheme = uri.split(":", 1)[0] if ":" in uri else ""
+        reason = f"scheme {scheme!r} is not served here" if scheme else "it has no skill:// scheme"
+        raise InvalidSkillUri(uri, reason)
+    rest = uri[len(PREFIX) :]
+    if "?" in rest or "#" in rest:
+        raise InvalidSkillUri(uri, "queries and fragments are not part of skill URIs")
+    if "\\" in rest:
+        raise InvalidSkillUri(uri, "backslashes are not path separators")
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in rest):
+        raise InvalidSkillUri(uri, "control characters are not allowed")
+    if not rest or rest.startswith("/") or rest.endswith("/"):
+        raise InvalidSkillUri(uri, "empty path segment (leading, trailing or doubled '/')")
+    segments: list[str] = []
+    for raw in rest.split("/"):
+        if not raw:
+            raise InvalidSkillUri(uri, "empty path segment (leading, trailing or doubled '/')")
+        try:
+            decoded = unquote_to_bytes(raw).decode("utf-8")
+        except UnicodeDecodeError:
+            raise InvalidSkillUri(uri, "percent-encoding that is not UTF-8") from None
+        if decoded in (".", ".."):
+            raise InvalidSkillUri(uri, "'.' and '..' segments are not allowed")
+        if "/" in decoded or "\\" in decoded:
+            raise InvalidSkillUri(uri, "encoded path separators are not allowed")
+        if any(ord(c) < 0x20 or ord(c) == 0x7F for c in decoded):
+            raise InvalidSkillUri(uri, "control characters are not allowed")
+        segments.append(decoded)
+    return PREFIX + join_segments(segments)
