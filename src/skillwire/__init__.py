@@ -1,0 +1,54 @@
+"""skillwire: serve and consume Agent Skills over MCP (the `io.modelcontextprotocol/skills` extension).
+
+from skillwire import SkillsExtension
+skills = SkillsExtension.from_paths(["skills/"])
+skills.install(server)          # a low-level mcp Server
+"""
+
+from skillwire.catalog import Catalog, Refusal
+from skillwire.errors import (
+    DigestMismatch,
+    FrontmatterError,
+    FrontmatterMismatch,
+    InvalidSkillUri,
+    LimitExceeded,
+    NameRuleError,
+    SizeMismatch,
+    SkillError,
+    SkillwireError,
+    UnlistedResource,
+    VerificationError,
+)
+from skillwire.manifest import MAX_RESOURCES, MAX_TOTAL_BYTES, Skill, SkillFile
+from skillwire.server.extension import SkillsExtension
+from skillwire.server.service import ServeOptions, SkillService
+from skillwire.sources.filesystem import FolderSource
+from skillwire.wire import EXTENSION_ID
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "EXTENSION_ID",
+    "MAX_RESOURCES",
+    "MAX_TOTAL_BYTES",
+    "Catalog",
+    "DigestMismatch",
+    "FolderSource",
+    "FrontmatterError",
+    "FrontmatterMismatch",
+    "InvalidSkillUri",
+    "LimitExceeded",
+    "NameRuleError",
+    "Refusal",
+    "ServeOptions",
+    "SizeMismatch",
+    "Skill",
+    "SkillError",
+    "SkillFile",
+    "SkillService",
+    "SkillsExtension",
+    "SkillwireError",
+    "UnlistedResource",
+    "VerificationError",
+    "__version__",
+]

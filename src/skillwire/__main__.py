@@ -1,0 +1,5 @@
+"""`python -m skillwire` runs the command line."""
+
+from skillwire.cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,212 @@
+"""An immutable snapshot of everything a server publishes, with keyset pagination.
+
+A catalog is built once (by a source such as `sources.filesystem`) and never
+changed: a reload builds a new catalog and swaps the reference, so a request
+sees one consistent snapshot. Lookups are exact matches on canonical URIs,
+which is what keeps a request from naming anything the catalog did not publish.
+
+    catalog = Catalog(skills, refusals)
+    page = catalog.skills_page(cursor=None, limit=50)
+    catalog.children("skill://pdf-processing/templates")
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from bisect import bisect_right
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+from urllib.parse import unquote
+
+from skillwire.errors import SkillwireError
+from skillwire.manifest import Skill, SkillFile
+from skillwire.mime import DIRECTORY_MIME_TYPE
+
+T = TypeVar("T")
+
+
+class InvalidCursor(SkillwireError):
+    """A pagination cursor that this server did not hand out (or for another listing)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why something under a root is not served: where, which rule, and a readable reason.
+
+    `skill` is True when a whole skill was left out, False for a skipped path
+    (for example a dangling link outside any skill).
+    """
+
+    path: str
+    rule: str
+    message: str
+    line: int | None = None
+    skill: bool = True
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line is not None else self.path
+        return f"{where}: {self.message} [{self.rule}]"
+
+
+@dataclass(frozen=True, slots=True)
+class DirectoryChild:
+    """A direct child of a directory resource: a file or a subdirectory."""
+
+    uri: str
+    name: str
+    mime_type: str
+    is_directory: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Page(Generic[T]):
+    """One page of a listing and the opaque cursor for the next, if any."""
+
+    items: tuple[T, ...]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ServedFile:
+    """A file the catalog serves: its manifest record, where its bytes live, and the skills listing it."""
+
+    file: SkillFile
+    location: str
+    skills: tuple[str, ...]
+    is_skill_md: bool
+
+
+class Catalog:
+    """The published state: skills, their files, their directories, and what was refused."""
+
+    def __init__(
+        self,
+        skills: Iterable[Skill],
+        locations: Mapping[str, str],
+        refusals: Iterable[Refusal] = (),
+        generation: int = 0,
+    ) -> None:
+        self.generation = generation
+        self.refusals: tuple[Refusal, ...] = tuple(refusals)
+        self._skills: dict[str, Skill] = {s.uri: s for s in sorted(skills, key=lambda s: s.uri)}
+        self._skill_uris: list[str] = list(self._skills)
+        owners: dict[str, list[str]] = {}
+        files: dict[str, SkillFile] = {}
+        children: dict[str, dict[str, DirectoryChild]] = {}
+        for skill in self._skills.values():
+            children.setdefault(skill.root_uri, {})
+            for f in skill.files:
+                files[f.uri] = f
+                owners.setdefault(f.uri, []).append(skill.uri)
+                _add_to_tree(children, skill.root_uri, f)
+        self._files: dict[str, ServedFile] = {
+            uri: ServedFile(
+                file=f,
+                location=locations[uri],
+                skills=tuple(owners[uri]),
+                is_skill_md=uri in self._skills,
+            )
+            for uri, f in sorted(files.items())
+        }
+        self._file_uris: list[str] = list(self._files)
+        self._children: dict[str, list[DirectoryChild]] = {
+            d: sorted(kids.values(), key=lambda c: c.uri) for d, kids in children.items()
+        }
+
+    # -- skills --------------------------------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._skills)
+
+    @property
+    def skills(self) -> tuple[Skill, ...]:
+        """Every served skill, in URI order."""
+        return tuple(self._skills.values())
+
+    def skill(self, uri: str) -> Skill | None:
+        """The skill whose SKILL.md is at `uri` (canonical), or None."""
+        return self._skills.get(uri)
+
+    def skills_page(self, cursor: str | None, limit: int) -> Page[Skill]:
+        """A page of skills after `cursor`, in URI order."""
+        keys, next_cursor = _page(self._skill_uris, cursor, limit, scope="skills")
+        return Page(tuple(self._skills[k] for k in keys), next_cursor)
+
+    # -- files -----------------------------------------------------------------------------------------------------
+
+    def file(self, uri: str) -> ServedFile | None:
+        """The served file at `uri` (canonical), or None."""
+        return self._files.get(uri)
+
+    @property
+    def file_count(self) -> int:
+        return len(self._files)
+
+    def files_page(self, cursor: str | None, limit: int) -> Page[ServedFile]:
+        """A page of every served file, in URI order."""
+        keys, next_cursor = _page(self._file_uris, cursor, limit, scope="resources")
+        return Page(tuple(self._files[k] for k in keys), next_cursor)
+
+    # -- directories -----------------------------------------------------------------------------------------------
+
+    def is_directory(self, uri: str) -> bool:
+        return uri in self._children
+
+    def children_page(self, uri: str, cursor: str | None, limit: int) -> Page[DirectoryChild]:
+        """A page of the direct children of the directory at `uri` (which must be a directory)."""
+        kids = self._children[uri]
+        keys, next_cursor = _page([k.uri for k in kids], cursor, limit, scope="dir:" + uri)
+        by_uri = {k.uri: k for k in kids}
+        return Page(tuple(by_uri[k] for k in keys), next_cursor)
+
+
+def _add_to_tree(children: dict[str, dict[str, DirectoryChild]], root_uri: str, f: SkillFile) -> None:
+    """Record `f` and every directory between it and the skill root as directory children."""
+    parts = f.uri[len(root_uri) + 1 :].split("/")
+    parent = root_uri
+    for i, part in enumerate(parts):
+        uri = f"{parent}/{part}"
+        is_dir = i < len(parts) - 1
+        name = unquote(part)
+        kids = children.setdefault(parent, {})
+        if uri not in kids:
+            mime = DIRECTORY_MIME_TYPE if is_dir else f.mime_type
+            kids[uri] = DirectoryChild(uri=uri, name=name, mime_type=mime, is_directory=is_dir)
+        if is_dir:
+            children.setdefault(uri, {})
+        parent = uri
+
+
+# Cursors are opaque to clients; inside they name the last key handed out (keyset
+# pagination), so a cursor stays meaningful when the catalog is rebuilt.
+_CURSOR_VERSION = 1
+
+
+def encode_cursor(scope: str, last_key: str) -> str:
+    raw = json.dumps({"v": _CURSOR_VERSION, "s": scope, "k": last_key}, separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str, scope: str) -> str:
+    """The last key named by `cursor`, or InvalidCursor if it is not one of ours for `scope`."""
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        data = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
+    except (ValueError, binascii.Error, UnicodeEncodeError):
+        raise InvalidCursor("Invalid cursor: not one this server handed out") from None
+    if not isinstance(data, dict) or data.get("v") != _CURSOR_VERSION or not isinstance(data.get("k"), str):
+        raise InvalidCursor("Invalid cursor: not one this server handed out")
+    if data.get("s") != scope:
+        raise InvalidCursor("Invalid cursor: it belongs to a different listing")
+    key: str = data["k"]
+    return key
+
+
+def _page(keys: Sequence[str], cursor: str | None, limit: int, *, scope: str) -> tuple[Sequence[str], str | None]:
+    start = 0 if cursor is None else bisect_right(keys, decode_cursor(cursor, scope))
+    chunk = keys[start : start + limit]
+    more = start + limit < len(keys)
+    return chunk, (encode_cursor(scope, chunk[-1]) if more and chunk else None)

@@ -1,0 +1,1 @@
+"""The `skillwire` command line."""

@@ -1,0 +1,152 @@
+"""`skillwire` command line: serve folders of skills over MCP.
+
+    skillwire serve skills/                    # stdio (what an MCP host launches)
+    skillwire serve skills/ --http 127.0.0.1:8000
+
+Errors are one line on stderr (`skillwire: error: ...`) and exit status 2 for
+usage, 1 for failures; `--debug` shows tracebacks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+import anyio
+
+import skillwire
+from skillwire.catalog import Catalog
+from skillwire.server.extension import SkillsExtension
+from skillwire.server.service import DEFAULT_CACHE_SCOPE, DEFAULT_PAGE_SIZE, DEFAULT_TTL_MS, ServeOptions
+
+PROG = "skillwire"
+
+
+class CliError(Exception):
+    """A failure to report as one line, without a traceback."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.debug else (logging.INFO if args.verbose else logging.WARNING),
+        format=f"{PROG}: %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        result: int = args.func(args)
+        return result
+    except CliError as err:
+        print(f"{PROG}: error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except Exception as err:
+        if args.debug:
+            raise
+        print(f"{PROG}: error: {type(err).__name__}: {err} (run with --debug for details)", file=sys.stderr)
+        return 1
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG, description="Serve and consume Agent Skills over MCP.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {skillwire.__version__}")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-v", "--verbose", action="store_true", help="log what the server does")
+    common.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = sub.add_parser(
+        "serve",
+        parents=[common],
+        help="serve folders of skills over MCP",
+        description=(
+            "Serve every skill (a folder with a SKILL.md) under PATH... as skill:// resources. "
+            "Uses stdio unless --http is given. Skills that break a rule are left out and listed on stderr."
+        ),
+    )
+    serve.add_argument("paths", nargs="+", metavar="PATH", help="a folder of skills, or a skill folder")
+    mode = serve.add_mutually_exclusive_group()
+    mode.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP at http://HOST:PORT/mcp (port 0: any)")
+    mode.add_argument("--stdio", action="store_true", help="serve one client on stdin/stdout (the default)")
+    serve.add_argument("--page-size", type=int, default=DEFAULT_PAGE_SIZE, help="entries per page (default 100)")
+    serve.add_argument("--ttl-ms", type=int, default=DEFAULT_TTL_MS, help="cache hint ttlMs (default 300000)")
+    serve.add_argument(
+        "--cache-scope", choices=("public", "private"), default=DEFAULT_CACHE_SCOPE, help="default public"
+    )
+    serve.add_argument("--quiet", action="store_true", help="print no summary")
+    serve.set_defaults(func=_serve)
+    return parser
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from skillwire.server.run import bind, build_server, serve_http, serve_stdio
+
+    try:
+        options = ServeOptions(page_size=args.page_size, ttl_ms=args.ttl_ms, cache_scope=args.cache_scope)
+    except ValueError as err:
+        raise CliError(str(err)) from None
+    extension = SkillsExtension.from_paths(args.paths, options)
+    catalog = extension.service.catalog
+    if not args.quiet:
+        print_summary(catalog, sys.stderr)
+    server = build_server(extension)
+    if args.http is None:
+        anyio.run(serve_stdio, server)
+        return 0
+    host, port = _host_port(args.http)
+    try:
+        sock = bind(host, port)
+    except OSError as err:
+        raise CliError(f"cannot listen on {args.http}: {err.strerror or err}") from None
+
+    def ready(url: str) -> None:
+        print(f"{PROG}: listening on {url}", file=sys.stderr, flush=True)
+
+    with contextlib.suppress(KeyboardInterrupt):
+        anyio.run(lambda: serve_http(server, sock, on_ready=ready))
+    return 0
+
+
+def _host_port(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host:
+        raise CliError(f"--http wants HOST:PORT, for example 127.0.0.1:8000, not {text!r}")
+    host = host.strip("[]")
+    try:
+        number = int(port)
+    except ValueError:
+        raise CliError(f"--http port must be a number, not {port!r}") from None
+    if not 0 <= number <= 65535:
+        raise CliError(f"--http port must be between 0 and 65535, not {number}")
+    return host, number
+
+
+def print_summary(catalog: Catalog, out: TextIO) -> None:
+    """What is served and what was refused, for a person reading a terminal."""
+    skills = catalog.skills
+    files = catalog.file_count
+    print(f"{PROG}: serving {len(skills)} skill{'s' * (len(skills) != 1)} ({files} files)", file=out)
+    width = max((len(s.uri) for s in skills), default=0)
+    for skill in skills[:50]:
+        print(f"  {skill.uri:<{width}}  {len(skill.files):>3} files  {skill.total_size:>9,} bytes", file=out)
+    if len(skills) > 50:
+        print(f"  ... and {len(skills) - 50} more", file=out)
+    refused = [r for r in catalog.refusals if r.skill]
+    skipped = [r for r in catalog.refusals if not r.skill]
+    if refused:
+        print(f"{PROG}: refused {len(refused)} skill{'s' * (len(refused) != 1)}:", file=out)
+        for r in refused:
+            print(f"  {r}", file=out)
+    if skipped:
+        print(f"{PROG}: skipped {len(skipped)} path{'s' * (len(skipped) != 1)} outside any skill:", file=out)
+        for r in skipped[:20]:
+            print(f"  {r}", file=out)
+        if len(skipped) > 20:
+            print(f"  ... and {len(skipped) - 20} more", file=out)
+    out.flush()

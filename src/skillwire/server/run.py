@@ -1,0 +1,85 @@
+"""Run a standalone skills server over stdio or streamable HTTP.
+
+The server is the SDK's low-level `Server` with the Skills extension installed;
+both protocol eras are served (2026-07-28 `server/discover` and the
+`initialize` handshake). Over HTTP the endpoint is `/mcp`.
+
+    ext = SkillsExtension.from_paths(["skills/"])
+    server = build_server(ext)
+    anyio.run(serve_stdio, server)
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+from collections.abc import Callable
+from typing import Any
+
+import uvicorn
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from starlette.applications import Starlette
+
+import skillwire
+from skillwire.server.extension import SkillsExtension
+
+logger = logging.getLogger(__name__)
+
+MCP_PATH = "/mcp"
+
+
+def build_server(
+    extension: SkillsExtension, *, name: str = "skillwire", instructions: str | None = None
+) -> Server[Any]:
+    """A low-level SDK server that serves `extension`'s skills and nothing else."""
+    server: Server[Any] = Server(name, version=skillwire.__version__, instructions=instructions)
+    extension.install(server)
+    return server
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    """Serve one client over this process's stdin/stdout until it disconnects."""
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def http_app(server: Server[Any], *, host: str) -> Starlette:
+    """The streamable HTTP ASGI app (JSON responses: half the CPU per request of SSE framing)."""
+    return server.streamable_http_app(streamable_http_path=MCP_PATH, json_response=True, host=host)
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket; port 0 picks a free port (read it back from `getsockname`)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(1024)
+    sock.set_inheritable(True)
+    return sock
+
+
+def url_for(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}{MCP_PATH}"
+
+
+async def serve_http(
+    server: Server[Any], sock: socket.socket, *, on_ready: Callable[[str], None] | None = None
+) -> None:
+    """Serve streamable HTTP on an already-bound socket until cancelled."""
+    host = sock.getsockname()[0]
+    config = uvicorn.Config(http_app(server, host=host), log_level="warning", lifespan="on", access_log=False)
+    uv = uvicorn.Server(config)
+    if on_ready is not None:
+        url = url_for(sock)
+        original_startup = uv.startup
+
+        async def startup(sockets: list[socket.socket] | None = None) -> None:
+            await original_startup(sockets=sockets)
+            on_ready(url)
+
+        uv.startup = startup  # type: ignore[method-assign]
+    await uv.serve(sockets=[sock])

@@ -1,0 +1,245 @@
+"""The Skills extension's server behaviour over a catalog, independent of how it is mounted.
+
+`SkillService` answers `skills/list`, `skills/get`, `resources/list`,
+`resources/read` and `resources/directory/read` from the current `Catalog`
+snapshot, with the spec's errors (-32602 for anything not served). Each request
+takes one snapshot and answers from it alone. A read re-hashes the bytes it is
+about to return; if they no longer match the published digest (the file
+changed on disk), the catalog is rebuilt before answering, so a read never
+returns bytes that match no manifest the server has published.
+
+    service = SkillService(FolderSource(["skills/"]))
+    result = await service.get_skill("skill://pdf-processing/SKILL.md", modern=True)
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+import anyio
+import anyio.to_thread
+from mcp.shared.exceptions import MCPError
+
+from skillwire.catalog import Catalog, InvalidCursor, Refusal
+from skillwire.errors import InvalidSkillUri
+from skillwire.uri import canonical_uri
+from skillwire.wire import INTERNAL_ERROR, INVALID_PARAMS
+
+logger = logging.getLogger(__name__)
+
+CacheScope = Literal["public", "private"]
+
+
+class SkillSource(Protocol):
+    """Anything that can produce a catalog snapshot (a folder today)."""
+
+    def scan(self, generation: int = 0) -> Catalog: ...
+
+
+DEFAULT_PAGE_SIZE = 100
+DEFAULT_TTL_MS = 300_000
+DEFAULT_CACHE_SCOPE: CacheScope = "public"
+
+
+@dataclass(frozen=True, slots=True)
+class ServeOptions:
+    """How results are shaped. Defaults follow the spec's own example.
+
+    `page_size`: entries per page of skills/list, resources/list and
+    resources/directory/read. `ttl_ms` / `cache_scope`: the CacheableResult hints
+    on skills/list, skills/get, resources/list and resources/read (a folder's
+    skills are the same for every user, hence "public").
+    """
+
+    page_size: int = DEFAULT_PAGE_SIZE
+    ttl_ms: int = DEFAULT_TTL_MS
+    cache_scope: CacheScope = DEFAULT_CACHE_SCOPE
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.page_size <= 10_000:
+            raise ValueError(f"page_size must be between 1 and 10000, not {self.page_size}")
+        if self.ttl_ms < 0:
+            raise ValueError(f"ttl_ms must be >= 0, not {self.ttl_ms}")
+        if self.cache_scope not in ("public", "private"):
+            raise ValueError(f"cache_scope must be 'public' or 'private', not {self.cache_scope!r}")
+
+
+_READ_ATTEMPTS = 3
+
+
+class SkillService:
+    """Serves one source's skills; holds the current snapshot and swaps it whole on rebuild."""
+
+    def __init__(self, source: SkillSource, options: ServeOptions | None = None) -> None:
+        self.source = source
+        self.options = options or ServeOptions()
+        self._catalog = source.scan(generation=0)
+        self._rebuild_lock = anyio.Lock()
+        self._listeners: list[Callable[[Catalog], None]] = []
+
+    @property
+    def catalog(self) -> Catalog:
+        """The current snapshot. Take it once per request and use only it."""
+        return self._catalog
+
+    @property
+    def refusals(self) -> tuple[Refusal, ...]:
+        """What the current snapshot left out, and why."""
+        return self._catalog.refusals
+
+    def on_change(self, listener: Callable[[Catalog], None]) -> None:
+        """Call `listener` with each new snapshot after a rebuild."""
+        self._listeners.append(listener)
+
+    def swap(self, catalog: Catalog) -> None:
+        """Publish `catalog` as the current snapshot (one reference assignment: atomic for readers)."""
+        self._catalog = catalog
+        for listener in self._listeners:
+            listener(catalog)
+
+    async def rebuild(self, seen_generation: int | None = None) -> Catalog:
+        """Rescan the source and publish the result; concurrent callers share one rescan."""
+        async with self._rebuild_lock:
+            current = self._catalog
+            if seen_generation is not None and current.generation != seen_generation:
+                return current  # someone rebuilt while we waited
+            catalog = await anyio.to_thread.run_sync(self.source.scan, current.generation + 1)
+            self.swap(catalog)
+            logger.info("catalog rebuilt: %d skills, %d refused", len(catalog), len(catalog.refusals))
+            return catalog
+
+    # -- results -----------------------------------------------------------------------------------------------------
+
+    def _cacheable(self, result: dict[str, Any], modern: bool) -> dict[str, Any]:
+        if modern:
+            result["ttlMs"] = self.options.ttl_ms
+            result["cacheScope"] = self.options.cache_scope
+        return result
+
+    def list_skills(self, cursor: object, *, modern: bool) -> dict[str, Any]:
+        catalog = self._catalog
+        page = _paged(lambda c: catalog.skills_page(c, self.options.page_size), cursor)
+        result: dict[str, Any] = {"skills": [s.to_entry() for s in page.items]}
+        if page.next_cursor is not None:
+            result["nextCursor"] = page.next_cursor
+        return self._cacheable(result, modern)
+
+    def get_skill(self, uri: object, *, modern: bool) -> dict[str, Any]:
+        canonical = _require_uri(uri, what="skill")
+        skill = self._catalog.skill(canonical)
+        if skill is None:
+            raise MCPError(INVALID_PARAMS, f"No skill is served at {_show(uri)}", {"uri": _show(uri)})
+        return self._cacheable({"skill": skill.to_entry()}, modern)
+
+    def list_resources(self, cursor: object, *, modern: bool) -> dict[str, Any]:
+        catalog = self._catalog
+        page = _paged(lambda c: catalog.files_page(c, self.options.page_size), cursor)
+        resources: list[dict[str, Any]] = []
+        for served in page.items:
+            f = served.file
+            item: dict[str, Any] = {"uri": f.uri, "name": f.rel_path.rsplit("/", 1)[-1], "mimeType": f.mime_type}
+            if served.is_skill_md:
+                skill = catalog.skill(f.uri)
+                assert skill is not None
+                item["name"] = skill.frontmatter["name"]
+                item["description"] = skill.frontmatter["description"]
+            item["size"] = f.size
+            resources.append(item)
+        result: dict[str, Any] = {"resources": resources}
+        if page.next_cursor is not None:
+            result["nextCursor"] = page.next_cursor
+        return self._cacheable(result, modern)
+
+    def read_directory(self, uri: object, cursor: object) -> dict[str, Any]:
+        canonical = _require_uri(uri, what="directory")
+        catalog = self._catalog
+        if not catalog.is_directory(canonical):
+            if catalog.file(canonical) is not None:
+                raise MCPError(INVALID_PARAMS, f"{canonical} is not a directory resource", {"uri": canonical})
+            raise MCPError(INVALID_PARAMS, f"No directory is served at {_show(uri)}", {"uri": _show(uri)})
+        page = _paged(lambda c: catalog.children_page(canonical, c, self.options.page_size), cursor)
+        result: dict[str, Any] = {
+            "resources": [{"uri": k.uri, "name": k.name, "mimeType": k.mime_type} for k in page.items]
+        }
+        if page.next_cursor is not None:
+            result["nextCursor"] = page.next_cursor
+        return result
+
+    def serves(self, uri: object) -> bool:
+        """True if `uri` is a skill:// URI (served or not): the requests this service answers."""
+        return isinstance(uri, str) and uri.startswith("skill:")
+
+    async def read_resource(self, uri: object, *, modern: bool) -> dict[str, Any]:
+        """The exact bytes of a served file, verified against the current manifest before they leave."""
+        canonical = _require_uri(uri, what="resource")
+        for _ in range(_READ_ATTEMPTS):
+            catalog = self._catalog
+            served = catalog.file(canonical)
+            if served is None:
+                if catalog.is_directory(canonical):
+                    raise MCPError(
+                        INVALID_PARAMS,
+                        f"{canonical} is a directory; read it with resources/directory/read",
+                        {"uri": canonical},
+                    )
+                raise MCPError(INVALID_PARAMS, f"No resource is served at {_show(uri)}", {"uri": _show(uri)})
+            data = await anyio.to_thread.run_sync(_read_bytes, served.location)
+            if (
+                data is not None
+                and len(data) == served.file.size
+                and "sha256:" + hashlib.sha256(data).hexdigest() == served.file.digest
+            ):
+                return self._cacheable({"contents": [_contents(canonical, served.file.mime_type, data)]}, modern)
+            logger.info("%s changed on disk since it was indexed; rebuilding the catalog", canonical)
+            await self.rebuild(seen_generation=catalog.generation)
+        raise MCPError(INTERNAL_ERROR, f"{canonical} keeps changing on disk; try again", {"uri": canonical})
+
+
+def _contents(uri: str, mime_type: str, data: bytes) -> dict[str, Any]:
+    """Text when the bytes are strict UTF-8 (JSON carries them unchanged), else a base64 blob."""
+    try:
+        return {"uri": uri, "mimeType": mime_type, "text": data.decode("utf-8", errors="strict")}
+    except UnicodeDecodeError:
+        return {"uri": uri, "mimeType": mime_type, "blob": base64.b64encode(data).decode("ascii")}
+
+
+def _read_bytes(location: str) -> bytes | None:
+    try:
+        with open(location, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def _require_uri(uri: object, *, what: str) -> str:
+    """The canonical form of a request's uri; -32602 naming the problem if it is missing or malformed."""
+    if uri is None:
+        raise MCPError(INVALID_PARAMS, f"params.uri is required: the URI of the {what} to read")
+    if not isinstance(uri, str):
+        raise MCPError(INVALID_PARAMS, f"params.uri must be a string, not {type(uri).__name__}")
+    try:
+        return canonical_uri(uri)
+    except InvalidSkillUri as err:
+        raise MCPError(
+            INVALID_PARAMS, f"No {what} is served at {_show(uri)}: {err.reason}", {"uri": _show(uri)}
+        ) from None
+
+
+def _paged(fetch: Callable[[str | None], Any], cursor: object) -> Any:
+    if cursor is not None and not isinstance(cursor, str):
+        raise MCPError(INVALID_PARAMS, f"params.cursor must be a string, not {type(cursor).__name__}")
+    try:
+        return fetch(cursor)
+    except InvalidCursor as err:
+        raise MCPError(INVALID_PARAMS, str(err)) from None
+
+
+def _show(uri: object) -> str:
+    text = uri if isinstance(uri, str) else repr(uri)
+    clean = text.encode("unicode_escape").decode("ascii")
+    return clean if len(clean) <= 200 else clean[:200] + "..."

@@ -1,0 +1,1 @@
+"""Where skills come from. Each source produces an immutable `Catalog` snapshot."""

@@ -1,0 +1,79 @@
+"""The catalog snapshot: lookups, directory tree, keyset cursors (Listing Skills, Reading Directories)."""
+
+from __future__ import annotations
+
+import pytest
+
+from skillwire.catalog import Catalog, InvalidCursor, decode_cursor, encode_cursor
+from skillwire.manifest import Skill, SkillFile
+from skillwire.uri import file_uri
+
+
+def make_skill(path: tuple[str, ...], *rels: str) -> Skill:
+    files = tuple(
+        SkillFile(rel, file_uri(path, rel), "sha256:" + "0" * 64, 1, "text/markdown") for rel in ("SKILL.md", *rels)
+    )
+    return Skill(path, {"name": path[-1], "description": "d"}, files)
+
+
+def make_catalog(*skills: Skill) -> Catalog:
+    locations = {f.uri: "/dev/null" for s in skills for f in s.files}
+    return Catalog(skills, locations)
+
+
+def test_pages_cover_every_skill_once_in_uri_order() -> None:
+    skills = [make_skill((f"s{i:02}",)) for i in range(25)]
+    catalog = make_catalog(*reversed(skills))
+    seen: list[str] = []
+    cursor = None
+    while True:
+        page = catalog.skills_page(cursor, 10)
+        seen.extend(s.uri for s in page.items)
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    assert seen == sorted(s.uri for s in skills)
+
+
+def test_cursor_survives_a_rebuilt_catalog() -> None:
+    """skillwire choice: keyset cursors name the last URI, so a rebuild neither repeats nor skips survivors."""
+    a, b, c, d = (make_skill((n,)) for n in ("a", "b", "c", "d"))
+    first = make_catalog(a, b, c, d).skills_page(None, 2)
+    assert [s.name for s in first.items] == ["a", "b"]
+    rebuilt = make_catalog(a, c, d, make_skill(("aa",)))  # b removed, aa added before the cursor
+    second = rebuilt.skills_page(first.next_cursor, 2)
+    assert [s.name for s in second.items] == ["c", "d"]
+
+
+def test_foreign_and_cross_listing_cursors_are_refused() -> None:
+    catalog = make_catalog(make_skill(("a",)), make_skill(("b",)))
+    with pytest.raises(InvalidCursor):
+        catalog.skills_page("garbage!", 1)
+    with pytest.raises(InvalidCursor, match="different listing"):
+        catalog.skills_page(encode_cursor("resources", "x"), 1)
+    assert decode_cursor(encode_cursor("skills", "skill://a/SKILL.md"), "skills") == "skill://a/SKILL.md"
+
+
+def test_directory_children_are_direct_only() -> None:
+    """Spec MUST: every direct child; subdirectories as inode/directory; not recursive."""
+    catalog = make_catalog(make_skill(("pdf",), "templates/a.md", "templates/regional/b.md", "z.md"))
+    root = catalog.children_page("skill://pdf", None, 100).items
+    assert [(c.uri, c.name, c.mime_type) for c in root] == [
+        ("skill://pdf/SKILL.md", "SKILL.md", "text/markdown"),
+        ("skill://pdf/templates", "templates", "inode/directory"),
+        ("skill://pdf/z.md", "z.md", "text/markdown"),
+    ]
+    sub = catalog.children_page("skill://pdf/templates", None, 100).items
+    assert [c.name for c in sub] == ["a.md", "regional"]
+    assert catalog.is_directory("skill://pdf/templates/regional")
+    assert not catalog.is_directory("skill://pdf/z.md")
+
+
+def test_file_shared_by_nested_skills_lists_both_owners() -> None:
+    outer = make_skill(("outer",), "inner/SKILL.md")
+    inner = make_skill(("outer", "inner"))
+    catalog = make_catalog(outer, inner)
+    served = catalog.file("skill://outer/inner/SKILL.md")
+    assert served is not None
+    assert served.skills == ("skill://outer/SKILL.md", "skill://outer/inner/SKILL.md")
+    assert served.is_skill_md

@@ -1,0 +1,83 @@
+"""Skill URI building and strict parsing (Resource Mapping; hostile-input handling)."""
+
+from __future__ import annotations
+
+import pytest
+
+from skillwire.errors import InvalidSkillUri
+from skillwire.uri import canonical_uri, directory_uri, file_uri, skill_root_of, skill_uri
+
+
+def test_skill_uri_ends_in_skill_md() -> None:
+    """Spec MUST: the skill's SKILL.md is always skill://<skill-path>/SKILL.md."""
+    assert skill_uri(("acme", "billing", "refunds")) == "skill://acme/billing/refunds/SKILL.md"
+
+
+def test_directory_uri_has_no_trailing_slash() -> None:
+    """Spec MUST: directory URIs are written without a trailing slash."""
+    assert directory_uri(("pdf-processing",)) == "skill://pdf-processing"
+    assert directory_uri(("pdf-processing",), "templates/") == "skill://pdf-processing/templates"
+
+
+def test_file_names_are_percent_encoded() -> None:
+    """skillwire choice: characters outside RFC 3986 pchar are percent-encoded, UTF-8 first."""
+    assert file_uri(("a",), "docs/my file.md") == "skill://a/docs/my%20file.md"
+    assert file_uri(("a",), "résumé.md") == "skill://a/r%C3%A9sum%C3%A9.md"
+    assert file_uri(("a",), "100%.md") == "skill://a/100%25.md"
+
+
+def test_skill_root_of_strips_skill_md() -> None:
+    assert skill_root_of("skill://a/b/SKILL.md") == "skill://a/b"
+    with pytest.raises(InvalidSkillUri):
+        skill_root_of("skill://a/b/README.md")
+
+
+@pytest.mark.parametrize(
+    ("given", "canonical"),
+    [
+        ("skill://pdf-processing/SKILL.md", "skill://pdf-processing/SKILL.md"),
+        ("skill://a/%74emplates/x.md", "skill://a/templates/x.md"),
+        ("skill://a/my%20file.md", "skill://a/my%20file.md"),
+        ("skill://a/my file.md", "skill://a/my%20file.md"),
+    ],
+)
+def test_equivalent_spellings_canonicalise_to_one_uri(given: str, canonical: str) -> None:
+    assert canonical_uri(given) == canonical
+
+
+@pytest.mark.parametrize(
+    ("uri", "reason"),
+    [
+        ("skill://a/../b/SKILL.md", "'.' and '..'"),
+        ("skill://a/./SKILL.md", "'.' and '..'"),
+        ("skill://a/%2e%2e/SKILL.md", "'.' and '..'"),
+        ("skill://a/%2E%2E/SKILL.md", "'.' and '..'"),
+        ("skill://a/b%2Fc", "encoded path separators"),
+        ("skill://a/b%5Cc", "encoded path separators"),
+        ("skill://a\\b", "backslashes"),
+        ("skill://a/b\x00.md", "control characters"),
+        ("skill://a/b%00.md", "control characters"),
+        ("skill://a//b", "empty path segment"),
+        ("skill:///etc/passwd", "empty path segment"),
+        ("skill://a/", "empty path segment"),
+        ("skill://", "empty path segment"),
+        ("file:///etc/passwd", "scheme 'file'"),
+        ("/etc/passwd", "no skill:// scheme"),
+        ("http://example.invalid/x", "scheme 'http'"),
+        ("skill://a/b?x=1", "queries and fragments"),
+        ("skill://a/b#frag", "queries and fragments"),
+        ("skill://a/%ff.md", "not UTF-8"),
+        ("skill://a/" + "x" * 5000, "longer than"),
+    ],
+)
+def test_hostile_uris_are_rejected_with_a_reason(uri: str, reason: str) -> None:
+    """skillwire choice: anything that could smuggle a path is refused before any lookup."""
+    with pytest.raises(InvalidSkillUri) as info:
+        canonical_uri(uri)
+    assert reason in info.value.reason
+    assert len(str(info.value)) < 400  # one readable line, even for huge input
+
+
+def test_non_string_uri_is_rejected() -> None:
+    with pytest.raises(InvalidSkillUri):
+        canonical_uri(42)
