@@ -97,7 +97,7 @@ class SkillsExtension(Extension):
         return self.service.list_skills(params.cursor, modern=_modern(ctx))
 
     async def _skills_get(self, ctx: ServerRequestContext[Any, Any], params: SkillsGetParams) -> HandlerResult:
-        return self.service.get_skill(params.uri, modern=_modern(ctx))
+        return await self.service.get_skill(params.uri, modern=_modern(ctx))
 
     async def _directory_read(self, ctx: ServerRequestContext[Any, Any], params: DirectoryReadParams) -> HandlerResult:
         return self.service.read_directory(params.uri, params.cursor)

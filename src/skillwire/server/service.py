@@ -40,6 +40,10 @@ class SkillSource(Protocol):
 
     def scan(self, generation: int = 0) -> Catalog: ...
 
+    def changed(self, skill_uri: str) -> bool:
+        """True if the skill at `skill_uri` differs on disk from what the last scan indexed."""
+        ...
+
 
 DEFAULT_PAGE_SIZE = 100
 DEFAULT_TTL_MS = 300_000
@@ -129,9 +133,14 @@ class SkillService:
             result["nextCursor"] = page.next_cursor
         return self._cacheable(result, modern)
 
-    def get_skill(self, uri: object, *, modern: bool) -> dict[str, Any]:
+    async def get_skill(self, uri: object, *, modern: bool) -> dict[str, Any]:
+        """The current entry: the skill's folder is re-checked, so an added or edited file shows at once."""
         canonical = _require_uri(uri, what="skill")
-        skill = self._catalog.skill(canonical)
+        catalog = self._catalog
+        skill = catalog.skill(canonical)
+        if skill is not None and await anyio.to_thread.run_sync(self.source.changed, canonical):
+            catalog = await self.rebuild(seen_generation=catalog.generation)
+            skill = catalog.skill(canonical)
         if skill is None:
             raise MCPError(INVALID_PARAMS, f"No skill is served at {_show(uri)}", {"uri": _show(uri)})
         return self._cacheable({"skill": skill.to_entry()}, modern)

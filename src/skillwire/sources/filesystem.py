@@ -45,6 +45,7 @@ class _FileRecord:
     rel: str  # root-relative, "/"-separated
     location: str  # resolved real path
     size: int
+    stamp: tuple[int, int, int]  # (mtime_ns, ctime_ns, inode): changes whenever the content may have
 
 
 @dataclass(slots=True)
@@ -55,6 +56,18 @@ class _Walk:
     files: list[_FileRecord] = field(default_factory=list)
     bad_paths: list[Refusal] = field(default_factory=list)
     skill_dirs: list[str] = field(default_factory=list)
+    skill_rules: dict[str, tuple[str, IgnoreRules]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class _SkillWatch:
+    """How to re-walk one served skill's folder, and what the walk found when it was indexed."""
+
+    root: str
+    real_dir: str
+    rel_dir: str
+    rules: IgnoreRules
+    signature: tuple[object, ...]
 
 
 class FolderSource:
@@ -64,6 +77,7 @@ class FolderSource:
         self.roots: tuple[Path, ...] = tuple(Path(r) for r in roots)
         if not self.roots:
             raise ValueError("FolderSource needs at least one root folder")
+        self._watches: dict[str, _SkillWatch] = {}
 
     def scan(self, generation: int = 0) -> Catalog:
         """Walk every root and build a fresh catalog (nothing is shared with earlier scans)."""
@@ -71,12 +85,13 @@ class FolderSource:
         locations: dict[str, str] = {}
         refusals: list[Refusal] = []
         seen: dict[str, str] = {}
+        watches: dict[str, _SkillWatch] = {}
         for root in self.roots:
             for result in self._scan_root(root):
                 if isinstance(result, Refusal):
                     refusals.append(result)
                     continue
-                skill, skill_locations, display = result
+                skill, skill_locations, display, watch = result
                 if skill.uri in seen:
                     refusals.append(
                         Refusal(display, "duplicate-uri", f"{skill.uri} is already served from {seen[skill.uri]}")
@@ -85,24 +100,29 @@ class FolderSource:
                 seen[skill.uri] = display
                 skills.append(skill)
                 locations.update(skill_locations)
+                watches[skill.uri] = watch
         for refusal in refusals:
             logger.warning("not served: %s", refusal)
+        self._watches = watches
         return Catalog(skills, locations, refusals, generation=generation)
 
-    def rescan_skill(self, catalog: Catalog, skill_uri: str, generation: int) -> Catalog:
-        """A new catalog with the skills sharing files with `skill_uri` rebuilt from disk.
+    def changed(self, skill_uri: str) -> bool:
+        """True if the skill's folder no longer matches what was indexed (a file added, removed or touched).
 
-        Used when a read finds bytes that differ from the published digest: the
-        skill is re-indexed before anything is answered. Rescanning the roots is
-        the simple, always-correct form; skills are independent, so the result
-        is the same as rebuilding only the affected ones.
+        Walks only that skill's folder and compares names, sizes, times and inodes;
+        it reads no file content. A skill this source did not index is unchanged.
         """
-        del catalog, skill_uri
-        return self.scan(generation)
+        watch = self._watches.get(skill_uri)
+        if watch is None:
+            return False
+        walk = _Walk(root=watch.root)
+        _walk_dir(walk, watch.real_dir, watch.rel_dir, watch.rules, frozenset())
+        walk.files.sort(key=lambda f: f.rel)
+        return _signature(walk, watch.rel_dir) != watch.signature
 
     # -- walking ---------------------------------------------------------------------------------------------------
 
-    def _scan_root(self, root: Path) -> Iterable[tuple[Skill, dict[str, str], str] | Refusal]:
+    def _scan_root(self, root: Path) -> Iterable[tuple[Skill, dict[str, str], str, _SkillWatch] | Refusal]:
         display_root = str(root)
         try:
             real_root = os.path.realpath(root, strict=True)
@@ -129,7 +149,8 @@ class FolderSource:
                 rel = err.path or SKILL_FILE
                 yield Refusal(os.path.join(display, rel), err.rule, err.message, err.line)
                 continue
-            yield skill, locs, display
+            real_dir, rules = walk.skill_rules[skill_dir]
+            yield skill, locs, display, _SkillWatch(real_root, real_dir, skill_dir, rules, _signature(walk, skill_dir))
 
 
 def _walk_dir(
@@ -177,11 +198,20 @@ def _walk_dir(
                 continue
             _walk_dir(walk, location, rel, rules, ancestors)
         elif stat.S_ISREG(st.st_mode):
-            walk.files.append(_FileRecord(rel, location, st.st_size))
+            walk.files.append(_FileRecord(rel, location, st.st_size, (st.st_mtime_ns, st.st_ctime_ns, st.st_ino)))
             if entry.name == SKILL_FILE:
                 walk.skill_dirs.append(rel_dir)
+                walk.skill_rules[rel_dir] = (real_dir, rules)
         else:
             walk.bad_paths.append(Refusal(rel, "not-a-file", "not a regular file (device, socket or pipe)"))
+
+
+def _signature(walk: _Walk, skill_dir: str) -> tuple[object, ...]:
+    """What a walk saw of one skill folder, without reading content: files with stamps, and bad paths."""
+    prefix = skill_dir + "/" if skill_dir else ""
+    files = tuple((f.rel, f.size, f.stamp) for f in _members(walk.files, prefix))
+    bad = tuple(sorted((b.path, b.rule) for b in walk.bad_paths if _under(b.path, skill_dir)))
+    return files, bad
 
 
 def _bad_paths_outside_skills(walk: _Walk) -> list[Refusal]:
