@@ -77,3 +77,12 @@ def test_file_shared_by_nested_skills_lists_both_owners() -> None:
     assert served is not None
     assert served.skills == ("skill://outer/SKILL.md", "skill://outer/inner/SKILL.md")
     assert served.is_skill_md
+
+
+def test_skills_enclosing_finds_nested_owners() -> None:
+    outer = make_skill(("outer",), "inner/docs/a.md", "inner/SKILL.md")
+    inner = make_skill(("outer", "inner"), "docs/a.md")
+    catalog = make_catalog(outer, inner)
+    assert [s.name for s in catalog.skills_enclosing("skill://outer/inner/docs")] == ["inner", "outer"]
+    assert [s.name for s in catalog.skills_enclosing("skill://outer")] == ["outer"]
+    assert catalog.skills_enclosing("skill://elsewhere/x") == ()

@@ -130,6 +130,20 @@ class Catalog:
         """The skill whose SKILL.md is at `uri` (canonical), or None."""
         return self._skills.get(uri)
 
+    def skills_enclosing(self, uri: str) -> tuple[Skill, ...]:
+        """The skills whose root is `uri` or an ancestor of it (nested skills give several)."""
+        found = []
+        path = uri
+        while "/" in path.split("://", 1)[-1]:
+            skill = self._skills.get(path + "/SKILL.md")
+            if skill is not None:
+                found.append(skill)
+            path = path.rsplit("/", 1)[0]
+        skill = self._skills.get(path + "/SKILL.md")
+        if skill is not None:
+            found.append(skill)
+        return tuple(found)
+
     def skills_page(self, cursor: str | None, limit: int) -> Page[Skill]:
         """A page of skills after `cursor`, in URI order."""
         keys, next_cursor = _page(self._skill_uris, cursor, limit, scope="skills")

@@ -100,7 +100,7 @@ class SkillsExtension(Extension):
         return await self.service.get_skill(params.uri, modern=_modern(ctx))
 
     async def _directory_read(self, ctx: ServerRequestContext[Any, Any], params: DirectoryReadParams) -> HandlerResult:
-        return self.service.read_directory(params.uri, params.cursor)
+        return await self.service.read_directory(params.uri, params.cursor)
 
     async def _resources_read(
         self, ctx: ServerRequestContext[Any, Any], params: ReadResourceRequestParams

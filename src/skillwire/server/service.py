@@ -27,6 +27,7 @@ from mcp.shared.exceptions import MCPError
 
 from skillwire.catalog import Catalog, InvalidCursor, Refusal
 from skillwire.errors import InvalidSkillUri
+from skillwire.manifest import Skill
 from skillwire.uri import canonical_uri
 from skillwire.wire import INTERNAL_ERROR, INVALID_PARAMS
 
@@ -117,6 +118,13 @@ class SkillService:
             logger.info("catalog rebuilt: %d skills, %d refused", len(catalog), len(catalog.refusals))
             return catalog
 
+    async def _fresh(self, catalog: Catalog, skills: tuple[Skill, ...]) -> Catalog:
+        """`catalog`, or a rebuilt one if any of `skills` changed on disk since it was indexed."""
+        for skill in skills:
+            if await anyio.to_thread.run_sync(self.source.changed, skill.uri):
+                return await self.rebuild(seen_generation=catalog.generation)
+        return catalog
+
     # -- results -----------------------------------------------------------------------------------------------------
 
     def _cacheable(self, result: dict[str, Any], modern: bool) -> dict[str, Any]:
@@ -138,8 +146,8 @@ class SkillService:
         canonical = _require_uri(uri, what="skill")
         catalog = self._catalog
         skill = catalog.skill(canonical)
-        if skill is not None and await anyio.to_thread.run_sync(self.source.changed, canonical):
-            catalog = await self.rebuild(seen_generation=catalog.generation)
+        if skill is not None:
+            catalog = await self._fresh(catalog, (skill,))
             skill = catalog.skill(canonical)
         if skill is None:
             raise MCPError(INVALID_PARAMS, f"No skill is served at {_show(uri)}", {"uri": _show(uri)})
@@ -164,9 +172,11 @@ class SkillService:
             result["nextCursor"] = page.next_cursor
         return self._cacheable(result, modern)
 
-    def read_directory(self, uri: object, cursor: object) -> dict[str, Any]:
+    async def read_directory(self, uri: object, cursor: object) -> dict[str, Any]:
+        """A live view of a directory: the enclosing skill's folder is re-checked first, as for skills/get."""
         canonical = _require_uri(uri, what="directory")
-        catalog = self._catalog
+        current = self._catalog
+        catalog = await self._fresh(current, current.skills_enclosing(canonical))
         if not catalog.is_directory(canonical):
             if catalog.file(canonical) is not None:
                 raise MCPError(INVALID_PARAMS, f"{canonical} is not a directory resource", {"uri": canonical})
