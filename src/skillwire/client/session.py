@@ -1,0 +1,417 @@
+"""`SkillsClient`: the Skills extension spoken to ONE connected server, through the SDK's `mcp.Client`.
+
+Capability Negotiation ("Clients issue skills/list and skills/get only after
+observing the server's declaration"; "Clients MUST NOT call
+resources/directory/read against a server that has not declared
+directoryRead: true"), Listing Skills (pagination), Getting a Skill, Reading
+Skill Content (plain `resources/read`) and Reading Directories. Entries are
+checked with `parse_entry`; an invalid entry is dropped with its reason and the
+rest of the listing stays usable. This module fetches and checks shapes; it
+does not verify digests (that is `skillwire.host.verify`, against a held entry).
+
+    async with SkillsClient.connect("http://127.0.0.1:8000/mcp") as skills:
+        listing = await skills.list_entries()
+        data = await skills.read(listing.entries[0].uri)      # raw bytes, still to be verified
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+import shlex
+import sys
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, Literal, TextIO, TypeVar
+
+from mcp import Client
+from mcp.client.extension import advertise
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.server.lowlevel import Server
+from mcp.server.mcpserver import MCPServer
+from mcp_types import BlobResourceContents, PaginatedRequestParams, Request, Result, TextResourceContents
+from pydantic import ConfigDict, ValidationError
+
+from skillwire.errors import SkillwireError
+from skillwire.host.entry import InvalidEntry, SkillEntry, parse_entry
+from skillwire.wire import DIRECTORY_READ, EXTENSION_ID, RESOURCES_READ, SKILLS_GET, SKILLS_LIST, SkillsGetParams
+
+logger = logging.getLogger(__name__)
+
+DIRECTORY_MIME_TYPE = "inode/directory"
+DEFAULT_TIMEOUT_S = 30.0
+
+Target = str | Sequence[str] | Server[Any] | MCPServer
+
+
+# -- errors ------------------------------------------------------------------------------------------------------------
+
+
+class NotDeclared(SkillwireError):
+    """The server did not declare a feature, so the client refused to call it (nothing was sent)."""
+
+    def __init__(self, message: str, *, feature: str, server_name: str | None) -> None:
+        super().__init__(message)
+        self.feature = feature
+        self.server_name = server_name
+
+
+class ExtensionNotDeclared(NotDeclared):
+    """The server's capabilities do not declare `io.modelcontextprotocol/skills`: no skills/* call is made."""
+
+    def __init__(self, server_name: str | None) -> None:
+        shown = f"server {server_name!r}" if server_name else "the server"
+        super().__init__(
+            f"{shown} does not declare the {EXTENSION_ID} extension; skills/list and skills/get were not called",
+            feature=EXTENSION_ID,
+            server_name=server_name,
+        )
+
+
+class DirectoryReadNotDeclared(NotDeclared):
+    """The server did not declare `directoryRead: true`, so resources/directory/read MUST NOT be called."""
+
+    def __init__(self, server_name: str | None) -> None:
+        shown = f"server {server_name!r}" if server_name else "the server"
+        super().__init__(
+            f"{shown} does not declare directoryRead: true; resources/directory/read was not called",
+            feature=f"{EXTENSION_ID}#directoryRead",
+            server_name=server_name,
+        )
+
+
+class UnexpectedResponse(SkillwireError):
+    """The server answered with something the spec does not allow (the peer is wrong, not us)."""
+
+    def __init__(self, method: str, reason: str, *, uri: str | None = None) -> None:
+        where = f" for {uri[:200]}" if uri else ""
+        super().__init__(f"{method}{where}: {reason}")
+        self.method = method
+        self.reason = reason
+        self.uri = uri
+
+
+# -- values ------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """Every usable entry of a skills/list walk, the entries dropped (with reasons), and whether paging finished.
+
+    `complete` is False when paging was cut off (a repeated cursor, a bad cursor, or
+    `max_pages`); `cutoff` then says why. Even a complete listing is not proof that a
+    server has no other skills (Listing Skills): skills/get answers for unlisted ones.
+    """
+
+    entries: tuple[SkillEntry, ...]
+    problems: tuple[InvalidEntry, ...]
+    complete: bool
+    cutoff: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.complete != (self.cutoff is None):
+            raise ValueError("a Listing is complete exactly when it has no cutoff reason")
+
+
+@dataclass(frozen=True, slots=True)
+class DirectoryListingItem:
+    """One direct child from resources/directory/read: a file, or a directory (`mimeType: inode/directory`)."""
+
+    uri: str
+    name: str
+    mime_type: str | None = None
+    size: int | None = None
+    description: str | None = None
+
+    @property
+    def is_directory(self) -> bool:
+        return self.mime_type == DIRECTORY_MIME_TYPE
+
+
+# -- the extension's requests and results on the wire ------------------------------------------------------------------
+
+
+class _SkillsListRequest(Request[PaginatedRequestParams | None, Literal["skills/list"]]):
+    method: Literal["skills/list"] = "skills/list"
+    params: PaginatedRequestParams | None = None
+
+
+class _SkillsGetRequest(Request[SkillsGetParams, Literal["skills/get"]]):
+    method: Literal["skills/get"] = "skills/get"
+    params: SkillsGetParams
+
+
+class _DirectoryReadParams(PaginatedRequestParams):
+    uri: str
+
+
+class _DirectoryReadRequest(Request[_DirectoryReadParams, Literal["resources/directory/read"]]):
+    method: Literal["resources/directory/read"] = "resources/directory/read"
+    params: _DirectoryReadParams
+
+
+class _OpenResult(Result):
+    """Keeps every key the server sent; fields are `Any` so this module checks them and names the problem."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class _SkillsListResult(_OpenResult):
+    skills: Any = None
+    next_cursor: Any = None
+
+
+class _SkillsGetResult(_OpenResult):
+    skill: Any = None
+
+
+class _DirectoryReadResult(_OpenResult):
+    resources: Any = None
+    next_cursor: Any = None
+
+
+_R = TypeVar("_R", bound=Result)
+
+
+# -- the client --------------------------------------------------------------------------------------------------------
+
+
+class SkillsClient:
+    """The Skills extension over one connected SDK `Client`. Build it with `SkillsClient.connect(...)`.
+
+    `server_name` is the server's self-reported name: display only. A host identifies
+    servers by its own label ("Hosts MUST identify servers by a host-assigned label,
+    not the server's self-reported serverInfo.name").
+    """
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+        settings = (client.server_capabilities.extensions or {}).get(EXTENSION_ID)
+        self.declared: bool = isinstance(settings, dict)
+        self.directory_read: bool = isinstance(settings, dict) and settings.get("directoryRead") is True
+        info = client.server_info
+        self.server_name: str | None = info.name if info is not None else None
+        self.reads: list[str] = []
+
+    @classmethod
+    @asynccontextmanager
+    async def connect(
+        cls,
+        target: Target,
+        *,
+        mode: str = "auto",
+        read_timeout_seconds: float | None = DEFAULT_TIMEOUT_S,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+        errlog: TextIO | None = None,
+    ) -> AsyncIterator[SkillsClient]:
+        """Connect to `target` and yield a client; the connection closes when the block ends.
+
+        `target`: an `http://`/`https://` URL (streamable HTTP); a command line (a string,
+        shlex-split) or an argv list, spawned as a stdio server (`env`, `cwd` and
+        `errlog`, the server's stderr, apply only here); or an in-process low-level
+        `Server` / `MCPServer`. `mode` is the SDK's: "auto" (2026-07-28 `server/discover`,
+        falling back to `initialize`), "legacy" (`initialize` only), or a modern version.
+        The SDK's response cache is off: a host must see what the server serves now.
+        """
+        server: Any
+        if isinstance(target, Server | MCPServer) or (
+            isinstance(target, str) and target.startswith(("http://", "https://"))
+        ):
+            server = target
+        else:
+            argv = shlex.split(target) if isinstance(target, str) else list(target)
+            if not argv:
+                raise ValueError("an empty command line cannot start a stdio server")
+            params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=cwd)
+            server = stdio_client(params, errlog=errlog if errlog is not None else sys.stderr)
+        client = Client(
+            server,
+            mode=mode,
+            cache=None,
+            read_timeout_seconds=read_timeout_seconds,
+            extensions=[advertise(EXTENSION_ID)],
+        )
+        async with client:
+            yield cls(client)
+
+    @property
+    def protocol_version(self) -> str:
+        """The negotiated protocol version (2026-07-28, or a handshake-era one)."""
+        return self._client.protocol_version
+
+    @property
+    def instructions(self) -> str | None:
+        """The server's instructions, which may point at skill URIs (confirm them with `get_entry`)."""
+        return self._client.instructions
+
+    # -- skills/list, skills/get ---------------------------------------------------------------------------------------
+
+    async def list_entries(self, *, max_pages: int = 1000) -> Listing:
+        """Every skills/list entry, following nextCursor; invalid entries land in `problems`, not in `entries`.
+
+        Paging stops early (`complete=False`) on a repeated or non-string cursor or after
+        `max_pages` pages. An entry whose uri was already listed is dropped as a problem
+        (the first one is kept): one uri is one skill within a server.
+        """
+        self._require_extension()
+        entries: list[SkillEntry] = []
+        problems: list[InvalidEntry] = []
+        listed: set[str] = set()
+        seen_cursors: set[str] = set()
+        cursor: str | None = None
+        for _ in range(max_pages):
+            params = None if cursor is None else PaginatedRequestParams(cursor=cursor)
+            page = await self._send(_SkillsListRequest(params=params), _SkillsListResult)
+            if not isinstance(page.skills, list):
+                raise UnexpectedResponse(SKILLS_LIST, "the result has no `skills` array")
+            for raw in page.skills:
+                try:
+                    entry = parse_entry(raw)
+                except InvalidEntry as problem:
+                    problems.append(problem)
+                    continue
+                if entry.uri in listed:
+                    problems.append(InvalidEntry(entry.uri, "listed more than once; the first entry is kept"))
+                    continue
+                listed.add(entry.uri)
+                entries.append(entry)
+            next_cursor = page.next_cursor
+            if next_cursor is None:
+                return Listing(tuple(entries), tuple(problems), complete=True)
+            if not isinstance(next_cursor, str):
+                return self._cut(entries, problems, f"nextCursor is a {type(next_cursor).__name__}, not a string")
+            if next_cursor == "":
+                return self._cut(entries, problems, "nextCursor is an empty string")
+            if next_cursor in seen_cursors:
+                return self._cut(entries, problems, f"the server repeated the cursor {next_cursor[:80]!r}")
+            seen_cursors.add(next_cursor)
+            cursor = next_cursor
+        return self._cut(entries, problems, f"stopped after {max_pages} pages")
+
+    def _cut(self, entries: list[SkillEntry], problems: list[InvalidEntry], why: str) -> Listing:
+        logger.warning("skills/list from %s is incomplete: %s", self.server_name or "the server", why)
+        return Listing(tuple(entries), tuple(problems), complete=False, cutoff=why)
+
+    async def get_entry(self, uri: str) -> SkillEntry:
+        """The current entry for the skill whose SKILL.md is `uri` (skills/get).
+
+        Raises InvalidEntry if the server's entry breaks the entry rules, or if it is the
+        entry of another skill; an MCPError (-32602 for an unknown skill) passes through.
+        """
+        self._require_extension()
+        result = await self._send(_SkillsGetRequest(params=SkillsGetParams(uri=uri)), _SkillsGetResult)
+        if result.skill is None:
+            raise UnexpectedResponse(SKILLS_GET, "the result has no `skill` object", uri=uri)
+        entry = parse_entry(result.skill)
+        if entry.uri != uri:
+            raise InvalidEntry(entry.uri, f"skills/get for {uri[:200]} answered with the entry of another skill")
+        return entry
+
+    # -- resources/read, resources/directory/read ----------------------------------------------------------------------
+
+    async def read(self, uri: str) -> bytes:
+        """The raw bytes of the resource at `uri` (resources/read): text is UTF-8 encoded, a blob base64-decoded.
+
+        The result must hold exactly one content item whose uri is `uri`. The bytes are
+        not verified here: check them against the held entry (`verify_bytes`).
+        """
+        self.reads.append(uri)
+        try:
+            result = await self._client.read_resource(uri)
+        except ValidationError as err:
+            raise UnexpectedResponse(RESOURCES_READ, f"malformed result ({_first_error(err)})", uri=uri) from None
+        contents = result.contents
+        if len(contents) != 1:
+            raise UnexpectedResponse(RESOURCES_READ, f"expected one content item, got {len(contents)}", uri=uri)
+        item = contents[0]
+        if item.uri != uri:
+            raise UnexpectedResponse(RESOURCES_READ, f"the content item is for {item.uri[:200]!r}", uri=uri)
+        if isinstance(item, TextResourceContents):
+            try:
+                return item.text.encode("utf-8")
+            except UnicodeEncodeError:
+                raise UnexpectedResponse(RESOURCES_READ, "text holds a lone surrogate (not UTF-8)", uri=uri) from None
+        assert isinstance(item, BlobResourceContents)
+        try:
+            return base64.b64decode(item.blob, validate=True)
+        except (binascii.Error, ValueError):
+            raise UnexpectedResponse(RESOURCES_READ, "blob is not valid base64", uri=uri) from None
+
+    async def read_directory(self, uri: str, *, max_pages: int = 100) -> tuple[DirectoryListingItem, ...]:
+        """The direct children of the directory resource `uri`, following cursors.
+
+        Refuses, without sending anything, unless the server declared `directoryRead: true`.
+        Children that are not direct children of `uri` are dropped with a warning. Paging
+        that does not end (a repeated cursor, or more than `max_pages`) raises
+        UnexpectedResponse: a partial directory is not returned as if it were whole. The
+        result is a live observation; it never extends a held entry's manifest.
+        """
+        if not self.directory_read:
+            raise DirectoryReadNotDeclared(self.server_name)
+        items: list[DirectoryListingItem] = []
+        seen_cursors: set[str] = set()
+        cursor: str | None = None
+        for _ in range(max_pages):
+            request = _DirectoryReadRequest(params=_DirectoryReadParams(uri=uri, cursor=cursor))
+            page = await self._send(request, _DirectoryReadResult)
+            if not isinstance(page.resources, list):
+                raise UnexpectedResponse(DIRECTORY_READ, "the result has no `resources` array", uri=uri)
+            for raw in page.resources:
+                item = _directory_item(uri, raw)
+                if item is None:
+                    logger.warning("resources/directory/read %s: dropped a child that is not a direct child", uri)
+                else:
+                    items.append(item)
+            next_cursor = page.next_cursor
+            if next_cursor is None:
+                return tuple(items)
+            if not isinstance(next_cursor, str) or next_cursor in seen_cursors or next_cursor == "":
+                raise UnexpectedResponse(DIRECTORY_READ, "the server repeated (or mangled) its cursor", uri=uri)
+            seen_cursors.add(next_cursor)
+            cursor = next_cursor
+        raise UnexpectedResponse(DIRECTORY_READ, f"paging did not end within {max_pages} pages", uri=uri)
+
+    # -- plumbing ------------------------------------------------------------------------------------------------------
+
+    def _require_extension(self) -> None:
+        if not self.declared:
+            raise ExtensionNotDeclared(self.server_name)
+
+    async def _send(self, request: Request[Any, Any], result_type: type[_R]) -> _R:
+        """Send one extension request; a result the SDK cannot parse becomes UnexpectedResponse."""
+        try:
+            return await self._client.session.send_request(request, result_type)
+        except ValidationError as err:
+            raise UnexpectedResponse(request.method, f"malformed result ({_first_error(err)})") from None
+
+
+def _directory_item(directory: str, raw: object) -> DirectoryListingItem | None:
+    """A child of `directory` from its wire form, or None if it is not a direct child with a uri."""
+    if not isinstance(raw, dict):
+        return None
+    uri = raw.get("uri")
+    prefix = directory + "/"
+    if not isinstance(uri, str) or not uri.startswith(prefix):
+        return None
+    tail = uri[len(prefix) :]
+    if tail in ("", ".", "..") or "/" in tail:
+        return None
+    name, mime, size, description = raw.get("name"), raw.get("mimeType"), raw.get("size"), raw.get("description")
+    return DirectoryListingItem(
+        uri=uri,
+        name=name if isinstance(name, str) else tail,
+        mime_type=mime if isinstance(mime, str) else None,
+        size=size if isinstance(size, int) and not isinstance(size, bool) and size >= 0 else None,
+        description=description if isinstance(description, str) else None,
+    )
+
+
+def _first_error(err: ValidationError) -> str:
+    first = err.errors()[0] if err.errors() else None
+    if first is None:
+        return "does not match the schema"
+    where = ".".join(str(p) for p in first.get("loc", ())) or "(result)"
+    return f"{where}: {first.get('msg', 'invalid')}"

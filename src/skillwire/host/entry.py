@@ -1,0 +1,182 @@
+"""Skill entries as a host receives them: parsed and checked before anything trusts them.
+
+Skill Entries / Resources: an entry has a `uri` ending in `/SKILL.md` whose last
+skill-path segment equals `frontmatter.name`; `resources` is an array of
+{uri, digest, size} (complete: SKILL.md included, each uri once, all within the
+skill's directory) or the string "dynamic". "An entry with no resources at all,
+or with any value other than an array or 'dynamic', is invalid, and hosts MUST
+NOT load it."
+
+    entry = parse_entry(raw)            # raises InvalidEntry naming the problem
+    entry.content_set                   # frozenset of (uri, digest): what approvals bind to
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from urllib.parse import unquote
+
+from skillwire.digest import is_digest
+from skillwire.errors import SkillwireError
+from skillwire.manifest import MAX_RESOURCES, MAX_TOTAL_BYTES
+from skillwire.names import name_problem
+from skillwire.uri import SKILL_FILE
+
+Dynamic = Literal["dynamic"]
+
+
+class InvalidEntry(SkillwireError):
+    """A skills/list or skills/get entry that breaks the entry rules; hosts MUST NOT load it."""
+
+    def __init__(self, uri: str | None, reason: str) -> None:
+        super().__init__(f"{uri or '(entry without a uri)'}: {reason}")
+        self.uri = uri
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class EntryResource:
+    """One {uri, digest, size} of an entry's manifest."""
+
+    uri: str
+    digest: str
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class SkillEntry:
+    """A validated skill entry. `resources` is a tuple, or "dynamic" for generated skills."""
+
+    uri: str
+    frontmatter: Mapping[str, Any]
+    resources: tuple[EntryResource, ...] | Dynamic
+    root_uri: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "root_uri", self.uri[: -len(SKILL_FILE) - 1])
+
+    @property
+    def name(self) -> str:
+        name: str = self.frontmatter["name"]
+        return name
+
+    @property
+    def description(self) -> str:
+        description: str = self.frontmatter["description"]
+        return description
+
+    @property
+    def is_dynamic(self) -> bool:
+        return self.resources == "dynamic"
+
+    @property
+    def content_set(self) -> frozenset[tuple[str, str]]:
+        """Every (uri, digest) pair: the content a user's approval is bound to (empty for dynamic)."""
+        if isinstance(self.resources, str):
+            return frozenset()
+        return frozenset((r.uri, r.digest) for r in self.resources)
+
+    def resource(self, uri: str) -> EntryResource | None:
+        """The manifest record for `uri`, or None if the entry does not list it."""
+        if isinstance(self.resources, str):
+            return None
+        for r in self.resources:
+            if r.uri == uri:
+                return r
+        return None
+
+    @property
+    def skill_md(self) -> EntryResource | None:
+        return self.resource(self.uri)
+
+    @property
+    def path_segments(self) -> tuple[str, ...]:
+        """The skill path as segments, scheme and authority included as the first ("skill://acme/...")."""
+        scheme, _, rest = self.root_uri.partition("://")
+        return (scheme, *rest.split("/"))
+
+    def over_limits(self) -> str | None:
+        """Why this entry exceeds the per-skill limits (checkable before any fetch), or None."""
+        if isinstance(self.resources, str):
+            return None
+        count = len(self.resources)
+        total = sum(r.size for r in self.resources)
+        if count > MAX_RESOURCES:
+            return f"it lists {count} files; hosts accept at most {MAX_RESOURCES}"
+        if total > MAX_TOTAL_BYTES:
+            return f"its files total {total:,} bytes; hosts accept at most {MAX_TOTAL_BYTES:,} (16 MiB)"
+        return None
+
+    def to_wire(self) -> dict[str, Any]:
+        resources: Any = (
+            self.resources
+            if isinstance(self.resources, str)
+            else [{"uri": r.uri, "digest": r.digest, "size": r.size} for r in self.resources]
+        )
+        return {"uri": self.uri, "frontmatter": dict(self.frontmatter), "resources": resources}
+
+
+def _dot_or_empty(segment: str) -> bool:
+    """An empty, '.' or '..' segment, also percent-encoded: RFC 3986 reads `%2E` as '.', so `%2e%2e` climbs too."""
+    return unquote(segment) in ("", ".", "..")
+
+
+def parse_entry(raw: object) -> SkillEntry:
+    """Check a wire entry against every entry rule and return it, or raise InvalidEntry saying which failed."""
+    if not isinstance(raw, Mapping):
+        raise InvalidEntry(None, "an entry must be a JSON object")
+    uri = raw.get("uri")
+    if not isinstance(uri, str) or not uri:
+        raise InvalidEntry(None, "uri is missing or not a string")
+    shown = uri[:300]
+    scheme, sep, rest = uri.partition("://")
+    if not sep or not scheme or not rest:
+        raise InvalidEntry(shown, "uri has no scheme://")
+    if not uri.endswith("/" + SKILL_FILE):
+        raise InvalidEntry(shown, f"uri must end in /{SKILL_FILE}")
+    segments = rest.split("/")[:-1]
+    if not segments or any(_dot_or_empty(s) for s in segments):
+        raise InvalidEntry(shown, "uri has an empty, '.' or '..' path segment")
+    fm = raw.get("frontmatter")
+    if not isinstance(fm, Mapping):
+        raise InvalidEntry(shown, "frontmatter is missing or not an object")
+    problem = name_problem(fm.get("name"))
+    if problem is not None:
+        raise InvalidEntry(shown, f"frontmatter.{problem}")
+    if not isinstance(fm.get("description"), str):
+        raise InvalidEntry(shown, "frontmatter.description is missing or not a string")
+    if segments[-1] != fm["name"]:
+        raise InvalidEntry(shown, f"last path segment {segments[-1]!r} differs from frontmatter.name {fm['name']!r}")
+    if "resources" not in raw:
+        raise InvalidEntry(shown, "resources is missing (it is required: an array or 'dynamic')")
+    resources = raw["resources"]
+    if resources == "dynamic":
+        return SkillEntry(uri, dict(fm), "dynamic")
+    if not isinstance(resources, list):
+        raise InvalidEntry(shown, "resources must be an array or the string 'dynamic'")
+    root = uri[: -len(SKILL_FILE)]
+    parsed: list[EntryResource] = []
+    seen: set[str] = set()
+    for i, item in enumerate(resources):
+        if not isinstance(item, Mapping):
+            raise InvalidEntry(shown, f"resources[{i}] is not an object")
+        r_uri, digest, size = item.get("uri"), item.get("digest"), item.get("size")
+        if not isinstance(r_uri, str) or not r_uri.startswith(root) or len(r_uri) == len(root):
+            raise InvalidEntry(shown, f"resources[{i}].uri is not a file within the skill's directory")
+        tail = r_uri[len(root) :].split("/")
+        if any(_dot_or_empty(s) for s in tail):
+            raise InvalidEntry(shown, f"resources[{i}].uri has an empty, '.' or '..' segment")
+        if r_uri in seen:
+            raise InvalidEntry(shown, f"resources[{i}].uri {r_uri[:200]} is listed twice")
+        if not is_digest(digest):
+            raise InvalidEntry(shown, f"resources[{i}].digest is not 'sha256:' and 64 lowercase hex characters")
+        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            raise InvalidEntry(shown, f"resources[{i}].size is not a non-negative integer")
+        seen.add(r_uri)
+        assert isinstance(digest, str)
+        parsed.append(EntryResource(r_uri, digest, size))
+    if uri not in seen:
+        raise InvalidEntry(shown, "resources does not list SKILL.md itself, so it is not complete")
+    return SkillEntry(uri, dict(fm), tuple(parsed))

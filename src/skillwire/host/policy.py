@@ -1,0 +1,66 @@
+"""Security gates a host applies to MCP-served skills: origin tags, permission fields, display hygiene.
+
+Security Considerations: content "MUST [be tagged] with its originating server
+identity at the point it enters model context"; frontmatter fields that widen
+permissions (`allowed-tools`, hooks) "MUST be ignored for MCP-origin skills
+unless the user has explicitly approved that grant for that skill".
+
+    effective_frontmatter(fm, grants=frozenset())   # allowed-tools dropped
+    tag_for_model(key, uri, text)                   # text wrapped with its origin
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping
+from urllib.parse import quote
+
+from skillwire.host.approvals import PERMISSION_FIELDS
+from skillwire.host.registry import SkillKey
+
+# What a reader might skip over inside a closing tag: whitespace and zero-width characters.
+_GAP = "[\\s\u200b-\u200f\u2060\ufeff]*"
+_CLOSING = re.compile(f"<{_GAP}/{_GAP}skill-content", re.IGNORECASE)
+_INVISIBLE = re.compile(
+    "["
+    "\x00-\x08\x0b-\x1f\x7f-\x9f"  # C0 and C1 controls (tab and newline become spaces instead)
+    "\u00ad\u061c\u180e"  # soft hyphen, Arabic letter mark (a bidi mark), Mongolian vowel separator
+    "\u200b-\u200f"  # zero-width space, non-joiner, joiner; left-to-right and right-to-left marks
+    "\u202a-\u202e"  # bidi embeddings and overrides
+    "\u2060-\u206f"  # word joiner, invisible operators, bidi isolates, deprecated format characters
+    "\ufeff\ufff9-\ufffb"  # zero-width no-break space (BOM), interlinear annotation marks
+    "\U000e0000-\U000e007f"  # tag characters: invisible copies of ASCII ("ASCII smuggling")
+    "]"
+)
+# Line and paragraph breaks, so a catalog line stays one line.
+_BREAKS = str.maketrans(dict.fromkeys("\n\t\u2028\u2029", " "))
+# What a URI may not hold literally (quotes, <, >, spaces, controls, non-ASCII) is %-encoded in a tag attribute.
+_URI_SAFE = "!#$%&'()*+,/:;=?@[]~"
+
+
+def effective_frontmatter(frontmatter: Mapping[str, object], grants: frozenset[str]) -> dict[str, object]:
+    """The frontmatter the host acts on: permission-widening fields kept only where the user granted them."""
+    return {k: v for k, v in frontmatter.items() if k not in PERMISSION_FIELDS or k in grants}
+
+
+def display_text(text: str, *, limit: int = 1024) -> str:
+    """Text safe to show in a catalog: no control, zero-width or bidi characters, one line, bounded."""
+    clean = _INVISIBLE.sub("", unicodedata.normalize("NFC", text)).translate(_BREAKS)
+    return clean if len(clean) <= limit else clean[: limit - 1] + "…"
+
+
+def origin_tag(key: SkillKey) -> str:
+    """How a skill's origin is named to the model: server label and uri, marked as MCP-served."""
+    return f"mcp-server {key.origin!r}, {key.uri}"
+
+
+def tag_for_model(key: SkillKey, uri: str, text: str) -> str:
+    """Wrap content with its origin, so the model never mistakes it for a local skill or for user text."""
+    body = _CLOSING.sub("<\\/skill-content", text)  # the content cannot close its own wrapper
+    # Nor can a server-chosen URI: a quote, '>' or newline in it would otherwise end the attribute or the tag.
+    origin, skill, resource = (quote(v, safe=_URI_SAFE) for v in (key.origin, key.uri, uri))
+    return (
+        f'<skill-content origin="mcp:{origin}" skill="{skill}" resource="{resource}" trust="untrusted">\n'
+        f"{body}\n</skill-content>"
+    )

@@ -1,0 +1,1 @@
+"""Host-side persistence: approvals that outlive the process."""

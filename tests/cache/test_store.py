@@ -1,0 +1,296 @@
+"""SkillCache on real temporary folders (Security Considerations: cache integrity, isolation, durable origin)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from skillwire.cache import MARKER_NAME, CacheLocationRefused, SkillCache, default_root, location_problem
+from skillwire.errors import DigestMismatch, InvalidSkillUri, SizeMismatch
+from skillwire.host.entry import EntryResource
+
+LABEL = "docs-server"
+URI = "skill://pdf-processing/templates/invoice.md"
+DATA = b"# Invoice\r\n\r\nCustomer:\r\nAmount:\r\n"
+
+
+def record(uri: str, data: bytes) -> EntryResource:
+    return EntryResource(uri, "sha256:" + hashlib.sha256(data).hexdigest(), len(data))
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fake home folder, so the home-level discovery folders checked are under tmp_path."""
+    fake = tmp_path / "home"
+    fake.mkdir()
+    monkeypatch.setenv("HOME", str(fake))
+    return fake
+
+
+@pytest.fixture
+def cache(tmp_path: Path, home: Path) -> SkillCache:
+    return SkillCache(tmp_path / "cache")
+
+
+@pytest.fixture
+def umask_zero() -> Iterator[None]:
+    old = os.umask(0)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def below_root(cache: SkillCache, path: Path) -> tuple[str, ...]:
+    return path.resolve().relative_to(cache.root).parts
+
+
+# -- integrity -------------------------------------------------------------------------------------------------------
+
+
+def test_round_trip_returns_the_verified_bytes(cache: SkillCache) -> None:
+    """Spec SHOULD (Lazy Retrieval: hosts cache what they retrieve): put then get gives the same bytes back."""
+    resource = record(URI, DATA)
+    assert cache.get(LABEL, resource) is None
+    cache.put(LABEL, resource, DATA)
+    assert cache.get(LABEL, resource) == DATA
+    assert cache.path_for(LABEL, URI).read_bytes() == DATA
+
+
+def test_tampered_file_is_detected_and_deleted(cache: SkillCache) -> None:
+    """Spec MUST (recompute the file's SHA-256 on each access; a mismatch is a mismatch on a fresh read): bytes
+    changed on disk after caching, same size, are a miss and the file is removed."""
+    resource = record(URI, DATA)
+    cache.put(LABEL, resource, DATA)
+    path = cache.path_for(LABEL, URI)
+    path.write_bytes(DATA.replace(b"Amount", b"AMOUNT"))
+    assert cache.get(LABEL, resource) is None
+    assert not path.exists()
+
+
+def test_a_file_of_the_wrong_size_is_a_miss(cache: SkillCache) -> None:
+    """Spec MUST (size differs = verification failure, whether or not the digest is computed): miss, deleted."""
+    resource = record(URI, DATA)
+    cache.put(LABEL, resource, DATA)
+    path = cache.path_for(LABEL, URI)
+    path.write_bytes(DATA + b"run this script\n")
+    assert cache.get(LABEL, resource) is None
+    assert not path.exists()
+
+
+def test_a_stale_file_is_a_miss_against_the_current_entry(cache: SkillCache) -> None:
+    """Spec (Lazy Retrieval: a cached file whose digest does not match the current entry must be fetched again):
+    the comparison is with the entry the caller holds now, never with anything stored beside the file."""
+    cache.put(LABEL, record(URI, DATA), DATA)
+    assert cache.get(LABEL, record(URI, b"new content\n")) is None
+    assert not cache.path_for(LABEL, URI).exists()
+
+
+def test_a_symlink_planted_in_the_cache_is_not_followed(cache: SkillCache, tmp_path: Path) -> None:
+    """skillwire choice: a cached file replaced by a symlink is a miss (opened with O_NOFOLLOW) and is removed."""
+    resource = record(URI, DATA)
+    cache.put(LABEL, resource, DATA)
+    path = cache.path_for(LABEL, URI)
+    elsewhere = tmp_path / "elsewhere.md"
+    elsewhere.write_bytes(DATA)
+    path.unlink()
+    path.symlink_to(elsewhere)
+    assert cache.get(LABEL, resource) is None
+    assert not path.is_symlink()
+    assert elsewhere.exists()
+
+
+@pytest.mark.parametrize("wrong", [DATA.replace(b"Invoice", b"Invoic3"), DATA[:-1]])
+def test_put_refuses_bytes_that_do_not_match_the_entry(cache: SkillCache, wrong: bytes) -> None:
+    """Spec MUST (hosts MUST NOT use unverified content; the cache holds only verified content): put checks size
+    and digest itself and writes nothing when they differ."""
+    with pytest.raises((DigestMismatch, SizeMismatch)):
+        cache.put(LABEL, record(URI, DATA), wrong)
+    assert not cache.path_for(LABEL, URI).exists()
+
+
+# -- isolation and durable origin ------------------------------------------------------------------------------------
+
+
+def test_same_uri_from_two_servers_lands_at_two_paths(cache: SkillCache) -> None:
+    """Spec MUST (same-URI skills from different servers land at distinct paths; never keyed on the uri alone)."""
+    other = b"# Invoice from another server\n"
+    cache.put("server-a", record(URI, DATA), DATA)
+    cache.put("server-b", record(URI, other), other)
+    assert cache.path_for("server-a", URI) != cache.path_for("server-b", URI)
+    assert cache.get("server-a", record(URI, DATA)) == DATA
+    assert cache.get("server-b", record(URI, other)) == other
+    assert cache.get("server-b", record(URI, DATA)) is None
+
+
+def test_labels_differing_only_in_case_stay_apart(cache: SkillCache) -> None:
+    """skillwire choice: upper case is percent-encoded, so case-insensitive file systems keep labels apart."""
+    assert cache.path_for("Docs", URI) != cache.path_for("docs", URI)
+    assert below_root(cache, cache.path_for("Docs", URI))[0].lower() != "docs"
+
+
+@pytest.mark.parametrize(
+    ("label", "uri"),
+    [
+        (LABEL, URI),
+        ("Docs Server/2", "skill://acme/billing/refunds/SKILL.md"),
+        ("..", "github://owner/repo/skills/refunds/SKILL.md"),
+        ("ünïcödé", "skill://a/%2e%2e/x%2Fy.md"),
+        (".claude", "skills://x/.hidden/SKILL.md"),
+        ("l" * 400, "skill://a/" + "s" * 300 + "/" + "f" * 300 + ".md"),
+    ],
+)
+def test_origin_and_uri_are_recoverable_from_the_path(cache: SkillCache, label: str, uri: str) -> None:
+    """Spec MUST (the originating server is recoverable from the path): `origin_of` inverts `path_for`, also for
+    hashed long components once the file is stored."""
+    data = b"content\n"
+    cache.put(label, record(uri, data), data)
+    path = cache.path_for(label, uri)
+    assert cache.origin_of(path) == (label, uri)
+    assert cache.get(label, record(uri, data)) == data
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "skill://a/%2e%2e/%2E%2E/etc/passwd",
+        "skill://a/.git/config",
+        "skill://..%2f..%2f/x",
+        "skill://a/" + "x" * 5000,
+        "skill://a/" + "/".join(["d"] * 40) + "/f.md",
+        "skill://a/back\\slash/..\\..\\x",
+    ],
+)
+def test_hostile_uris_stay_under_the_root(cache: SkillCache, uri: str) -> None:
+    """skillwire choice (Security Considerations: content stays in the excluded location): every component is
+    percent-encoded, none starts with '.', long ones are hashed; the file lands under the root."""
+    data = b"x"
+    cache.put(LABEL, record(uri, data), data)
+    path = cache.path_for(LABEL, uri)
+    parts = below_root(cache, path)
+    assert parts, path
+    assert all(not p.startswith(".") and len(p.encode()) <= 130 for p in parts)
+    assert path.resolve().is_relative_to(cache.root)
+    assert cache.get(LABEL, record(uri, data)) == data
+
+
+@pytest.mark.parametrize(
+    "uri",
+    ["skill://a/../../etc/passwd", "skill://a/./x", "skill://a//x", "skill://a/x/", "no-scheme/x", "://x"],
+)
+def test_uris_with_traversal_segments_are_refused(cache: SkillCache, uri: str) -> None:
+    """skillwire choice: '..', '.' and empty segments (and URIs without scheme://) have no cache path at all."""
+    with pytest.raises(InvalidSkillUri):
+        cache.path_for(LABEL, uri)
+
+
+def test_remove_origin_deletes_only_that_server(cache: SkillCache) -> None:
+    """Spec SHOULD (remove a server's cached skill content when the user removes that server)."""
+    cache.put("server-a", record(URI, DATA), DATA)
+    cache.put("server-b", record(URI, DATA), DATA)
+    cache.remove_origin("server-a")
+    assert not cache.path_for("server-a", URI).exists()
+    assert cache.get("server-b", record(URI, DATA)) == DATA
+    cache.remove_origin("never-seen")  # a no-op
+
+
+def test_root_carries_an_mcp_origin_marker(cache: SkillCache) -> None:
+    """Spec MUST (content from the cache is treated as having arrived over MCP, also after restart): the root
+    holds a marker saying so (skillwire choice of how)."""
+    cache.put(LABEL, record(URI, DATA), DATA)
+    marker = (cache.root / MARKER_NAME).read_text(encoding="utf-8")
+    assert "arrived over MCP" in marker
+    assert "UNTRUSTED" in marker
+
+
+@pytest.mark.usefixtures("umask_zero")
+def test_files_are_private_and_written_atomically(cache: SkillCache) -> None:
+    """skillwire choice (defence in depth): folders 0o700, files 0o600 whatever the umask; no temp file left."""
+    cache.put(LABEL, record(URI, DATA), DATA)
+    for path in [cache.root, *cache.root.rglob("*")]:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        assert mode == (0o700 if path.is_dir() else 0o600), path
+        assert not path.name.startswith(".tmp-")
+
+
+# -- location rule ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "inside",
+    [
+        ".claude/skills",
+        ".claude/skills/mcp-cache",
+        ".agents/skills/x",
+        ".codex/skills",
+        ".gemini/skills/a/b",
+        ".cursor/skills/c",
+        ".claude/cache",
+    ],
+)
+def test_a_root_inside_a_discovery_folder_is_refused(tmp_path: Path, home: Path, inside: str) -> None:
+    """Spec MUST (cache MCP content in a location excluded from every filesystem-skill discovery path): a root in
+    an agent's `skills` folder, or anywhere in an agent folder (where a label could make `skills`), is refused."""
+    for base in (home, tmp_path / "project"):
+        with pytest.raises(CacheLocationRefused):
+            SkillCache(base / inside)
+
+
+def test_a_symlink_into_a_discovery_folder_is_refused(tmp_path: Path, home: Path) -> None:
+    """Spec MUST (excluded location), skillwire choice (judged on the resolved real path): a root that is a
+    symlink into `~/.claude/skills` is refused."""
+    target = home / ".claude" / "skills"
+    target.mkdir(parents=True)
+    link = tmp_path / "innocent-cache"
+    link.symlink_to(target)
+    with pytest.raises(CacheLocationRefused):
+        SkillCache(link / "mcp")
+
+
+def test_a_root_near_a_given_discovery_path_is_refused(tmp_path: Path, home: Path) -> None:
+    """Spec MUST (excluded from every discovery path) on a user-given list: inside, equal to, or containing one."""
+    skills = tmp_path / "team" / "skills"
+    for root in (skills, skills / "cache", tmp_path / "team"):
+        with pytest.raises(CacheLocationRefused) as caught:
+            SkillCache(root, discovery_paths=[skills])
+        assert caught.value.root == root
+    assert location_problem(tmp_path / "cache", [skills]) is None
+
+
+def test_default_root_follows_xdg(tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """skillwire choice: `$XDG_CACHE_HOME/skillwire/mcp-skills`, else `~/.cache/...` (a relative XDG is ignored)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert default_root() == tmp_path / "xdg" / "skillwire" / "mcp-skills"
+    assert SkillCache().root == (tmp_path / "xdg" / "skillwire" / "mcp-skills").resolve()
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative")
+    assert default_root() == home / ".cache" / "skillwire" / "mcp-skills"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert default_root() == home / ".cache" / "skillwire" / "mcp-skills"
+
+
+def test_nothing_is_written_until_a_put(tmp_path: Path, home: Path) -> None:
+    """Spec SHOULD (populated on demand as files are read): creating a cache touches no disk."""
+    SkillCache(tmp_path / "cache")
+    assert not (tmp_path / "cache").exists()
+
+
+def test_origin_of_refuses_paths_it_did_not_make(cache: SkillCache, tmp_path: Path) -> None:
+    """skillwire choice: only paths the cache writes decode; an altered hashed-segment record is detected."""
+    with pytest.raises(ValueError, match="not inside"):
+        cache.origin_of(tmp_path / "elsewhere" / "x")
+    with pytest.raises(ValueError, match="not a cached file"):
+        cache.origin_of(cache.root / MARKER_NAME)
+    with pytest.raises(ValueError, match="not a path component"):
+        cache.origin_of(cache.root / "Upper" / "skill" / "a")
+    uri = "skill://a/" + "s" * 300
+    cache.put(LABEL, record(uri, b"x"), b"x")
+    path = cache.path_for(LABEL, uri)
+    sidecar = path.with_name(path.name + ".segment")
+    sidecar.write_bytes(b"forged")
+    with pytest.raises(ValueError, match="altered"):
+        cache.origin_of(path)
