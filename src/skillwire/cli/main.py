@@ -20,6 +20,7 @@ import anyio
 
 import skillwire
 from skillwire.catalog import Catalog
+from skillwire.errors import SkillwireError
 from skillwire.server.extension import SkillsExtension
 from skillwire.server.service import DEFAULT_CACHE_SCOPE, DEFAULT_PAGE_SIZE, DEFAULT_TTL_MS, ServeOptions
 
@@ -41,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         result: int = args.func(args)
         return result
-    except CliError as err:
+    except (CliError, SkillwireError) as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
@@ -81,7 +82,37 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--quiet", action="store_true", help="print no summary")
     serve.set_defaults(func=_serve)
+
+    host = sub.add_parser(
+        "host",
+        parents=[common],
+        help="try the host side: list, approve, load and read skills from MCP servers",
+        description=(
+            "Connect to MCP servers under labels you choose, show their skills (with origin and name collisions), "
+            "and optionally load one skill (asking for approval) and read its files, verifying every byte."
+        ),
+    )
+    host.add_argument(
+        "--server",
+        action="append",
+        required=True,
+        metavar="LABEL=URL|COMMAND",
+        help="a server: an http(s) URL, or a command that starts a stdio server (repeatable)",
+    )
+    host.add_argument("--load", metavar="SKILL", help="load this skill (a handle such as docs:pdf-processing)")
+    host.add_argument("--read", action="append", default=[], metavar="PATH", help="read a file of the loaded skill")
+    host.add_argument("--ls", action="append", default=[], metavar="PATH", help="list a folder of the loaded skill")
+    host.add_argument("--yes", action="store_true", help="approve loading without asking (grants nothing)")
+    host.add_argument("--approvals", metavar="FILE", help="persist approvals in this JSON file")
+    host.add_argument("--cache", metavar="DIR", help="cache verified skill files here (default: no disk cache)")
+    host.set_defaults(func=_host)
     return parser
+
+
+def _host(args: argparse.Namespace) -> int:
+    from skillwire.cli.hostcmd import run_host
+
+    return run_host(args)
 
 
 def _serve(args: argparse.Namespace) -> int:

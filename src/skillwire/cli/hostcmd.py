@@ -1,0 +1,121 @@
+"""`skillwire host`: the host library driven by a person, with every refusal as one clear line."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+import anyio
+
+from skillwire.cache.store import SkillCache
+from skillwire.cli.prompt import TerminalPrompt
+from skillwire.client.host import Host
+from skillwire.errors import SkillwireError
+from skillwire.host.approvals import (
+    ApprovalPrompt,
+    ApprovalStore,
+    CrossOriginReadRequest,
+    ExecutionRequest,
+    MemoryApprovalStore,
+    SkillApprovalDecision,
+    SkillApprovalRequest,
+)
+from skillwire.host.registry import check_label
+from skillwire.store.approvals import JsonApprovalStore
+
+
+class _ApproveLoads:
+    """`--yes`: approve loading skills, grant no permission fields, allow nothing else."""
+
+    async def approve_skill(self, request: SkillApprovalRequest) -> SkillApprovalDecision:
+        return SkillApprovalDecision(approved=True, remember=False)
+
+    async def approve_execution(self, request: ExecutionRequest) -> bool:
+        return False
+
+    async def approve_cross_origin_read(self, request: CrossOriginReadRequest) -> bool:
+        return False
+
+
+def run_host(args: argparse.Namespace) -> int:
+    servers = [_server_arg(text) for text in args.server]
+    labels = [label for label, _ in servers]
+    if len(set(labels)) != len(labels):
+        raise _usage("each --server needs its own LABEL")
+    if (args.read or args.ls) and not args.load:
+        raise _usage("--read and --ls need --load SKILL")
+    prompt: ApprovalPrompt = _ApproveLoads() if args.yes else TerminalPrompt()
+    store: ApprovalStore = JsonApprovalStore(Path(args.approvals)) if args.approvals else MemoryApprovalStore()
+    cache = SkillCache(Path(args.cache)) if args.cache else None
+    return anyio.run(_run, args, servers, prompt, store, cache)
+
+
+async def _run(
+    args: argparse.Namespace,
+    servers: list[tuple[str, str | list[str]]],
+    prompt: ApprovalPrompt,
+    store: ApprovalStore,
+    cache: SkillCache | None,
+) -> int:
+    out = sys.stdout
+    status = 0
+    async with Host(prompt=prompt, approvals=store, cache=cache) as host:
+        for label, target in servers:
+            try:
+                await host.add_server(label, target)
+            except (SkillwireError, OSError) as err:
+                print(f"skillwire: server {label!r} ({_shown(target)}) is unusable: {err}", file=sys.stderr)
+                status = 1
+                continue
+            for problem in host.problems(label):
+                print(f"skillwire: {label}: dropped an invalid entry: {problem}", file=sys.stderr)
+        items = host.catalog()
+        print(f"{len(items)} skill{'s' * (len(items) != 1)}:", file=out)
+        width = max((len(i.handle) for i in items), default=0)
+        for item in items:
+            note = f"  [{item.declined}]" if item.declined else ""
+            print(f"  {item.handle:<{width}}  {item.description[:80]}{note}", file=out)
+        for name, handles in host.collisions().items():
+            print(f"note: the name {name!r} is used by {', '.join(handles)}; use the handle", file=out)
+        if not args.load:
+            return status
+        try:
+            loaded = await host.load_skill(args.load)
+            print(f"\n{loaded.text}", file=out)
+            for path in args.ls:
+                for entry in host.list_skill_directory(args.load, path):
+                    kind = "dir " if entry.is_directory else "file"
+                    print(f"{kind} {entry.name}", file=out)
+            for path in args.read:
+                print(await host.read_skill_text(args.load, path), file=out)
+        except SkillwireError as err:
+            print(f"skillwire: {err}", file=sys.stderr)
+            return 1
+    return status
+
+
+def _server_arg(text: str) -> tuple[str, str | list[str]]:
+    label, sep, target = text.partition("=")
+    if not sep or not target:
+        raise _usage(f"--server wants LABEL=URL or LABEL=COMMAND, not {text!r}")
+    try:
+        check_label(label)
+    except ValueError as err:
+        raise _usage(str(err)) from None
+    if target.startswith(("http://", "https://")):
+        return label, target
+    try:
+        argv = shlex.split(target)
+    except ValueError as err:
+        raise _usage(f"--server {label}: cannot split the command ({err})") from None
+    return label, argv
+
+
+def _shown(target: str | list[str]) -> str:
+    return target if isinstance(target, str) else shlex.join(target)
+
+
+def _usage(message: str) -> SkillwireError:
+    return SkillwireError(message)
