@@ -184,7 +184,7 @@ def _add_to_tree(children: dict[str, dict[str, DirectoryChild]], root_uri: str, 
     for i, part in enumerate(parts):
         uri = f"{parent}/{part}"
         is_dir = i < len(parts) - 1
-        name = unquote(part)
+        name = unquote(part) if "%" in part else part
         kids = children.setdefault(parent, {})
         if uri not in kids:
             mime = DIRECTORY_MIME_TYPE if is_dir else f.mime_type

@@ -14,6 +14,7 @@ path that the catalog did not publish.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from urllib.parse import quote, unquote_to_bytes
 
@@ -28,8 +29,13 @@ MAX_URI_LENGTH = 4096
 _SAFE = "-._~!$&'()*+,;=:@"
 
 
+_PLAIN = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@]*")
+
+
 def encode_segment(segment: str) -> str:
     """Percent-encode one path segment (RFC 3986 pchar)."""
+    if _PLAIN.fullmatch(segment):
+        return segment  # the common case, and the hot path when indexing
     return quote(segment, safe=_SAFE)
 
 

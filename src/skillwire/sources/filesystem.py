@@ -258,10 +258,23 @@ def _hash_file(rec: _FileRecord) -> _Hashed | OSError:
 def _hash_all(files: Sequence[_FileRecord]) -> dict[str, _Hashed | OSError]:
     """Digest of every file, keyed by root-relative path.
 
-    Threads, because hashlib releases the GIL on large buffers: both cores hash.
+    Threads, because reads and hashlib on large buffers release the GIL: both cores
+    work. Files go out in one batch per worker, since a future per small file costs
+    more than hashing it.
     """
-    with ThreadPoolExecutor(max_workers=_HASH_WORKERS) as pool:
-        return dict(zip((f.rel for f in files), pool.map(_hash_file, files), strict=True))
+    workers = min(_HASH_WORKERS, max(1, len(files) // 64))
+    if workers == 1:
+        return {f.rel: _hash_file(f) for f in files}
+    batches = [files[i::workers] for i in range(workers)]
+    out: dict[str, _Hashed | OSError] = {}
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for batch, results in zip(batches, pool.map(_hash_batch, batches), strict=True):
+            out.update(zip((f.rel for f in batch), results, strict=True))
+    return out
+
+
+def _hash_batch(files: Sequence[_FileRecord]) -> list[_Hashed | OSError]:
+    return [_hash_file(f) for f in files]
 
 
 def _build_skill(
