@@ -358,3 +358,12 @@ def test_16_mib_plus_one_byte_is_over_the_limit_before_any_fetch() -> None:
     reason = parse_entry(raw).over_limits()
     assert reason is not None
     assert "16,777,217 bytes" in reason
+
+
+@pytest.mark.parametrize("bad", ["a b", "a\nb", "a\x00b", "a\x85b"])
+def test_uri_with_whitespace_or_control_characters_is_invalid(bad: str) -> None:
+    """skillwire choice: a uri with whitespace or control characters is refused before it reaches any display."""
+    raw = raw_entry("acme/refunds")
+    raw["uri"] = f"skill://acme/{bad}/refunds/SKILL.md"
+    with pytest.raises(InvalidEntry, match="whitespace or control"):
+        parse_entry(raw)

@@ -131,6 +131,8 @@ def parse_entry(raw: object) -> SkillEntry:
     if not isinstance(uri, str) or not uri:
         raise InvalidEntry(None, "uri is missing or not a string")
     shown = uri[:300]
+    if any(c.isspace() or ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in uri):
+        raise InvalidEntry(shown.encode("unicode_escape").decode("ascii"), "uri holds whitespace or control characters")
     scheme, sep, rest = uri.partition("://")
     if not sep or not scheme or not rest:
         raise InvalidEntry(shown, "uri has no scheme://")

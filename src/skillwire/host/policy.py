@@ -22,6 +22,7 @@ from skillwire.host.registry import SkillKey
 # What a reader might skip over inside a closing tag: whitespace and zero-width characters.
 _GAP = "[\\s\u200b-\u200f\u2060\ufeff]*"
 _CLOSING = re.compile(f"<{_GAP}/{_GAP}skill-content", re.IGNORECASE)
+_OPENING = re.compile(f"<{_GAP}skill-content", re.IGNORECASE)
 _INVISIBLE = re.compile(
     "["
     "\x00-\x08\x0b-\x1f\x7f-\x9f"  # C0 and C1 controls (tab and newline become spaces instead)
@@ -57,7 +58,8 @@ def origin_tag(key: SkillKey) -> str:
 
 def tag_for_model(key: SkillKey, uri: str, text: str) -> str:
     """Wrap content with its origin, so the model never mistakes it for a local skill or for user text."""
-    body = _CLOSING.sub("<\\/skill-content", text)  # the content cannot close its own wrapper
+    # The content can neither close its own wrapper nor open a fake one claiming another origin.
+    body = _OPENING.sub("&lt;skill-content", _CLOSING.sub("&lt;/skill-content", text))
     # Nor can a server-chosen URI: a quote, '>' or newline in it would otherwise end the attribute or the tag.
     origin, skill, resource = (quote(v, safe=_URI_SAFE) for v in (key.origin, key.uri, uri))
     return (
