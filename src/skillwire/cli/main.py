@@ -19,7 +19,7 @@ from typing import TextIO
 import anyio
 
 import skillwire
-from skillwire.catalog import Catalog
+from skillwire.catalog import Catalog, Refusal
 from skillwire.errors import SkillwireError
 from skillwire.server.extension import SkillsExtension
 from skillwire.server.service import DEFAULT_CACHE_SCOPE, DEFAULT_PAGE_SIZE, DEFAULT_TTL_MS, ServeOptions
@@ -165,19 +165,30 @@ def print_summary(catalog: Catalog, out: TextIO) -> None:
     print(f"{PROG}: serving {len(skills)} skill{'s' * (len(skills) != 1)} ({files} files)", file=out)
     width = max((len(s.uri) for s in skills), default=0)
     for skill in skills[:50]:
-        print(f"  {skill.uri:<{width}}  {len(skill.files):>3} files  {skill.total_size:>9,} bytes", file=out)
+        files_word = "file " if len(skill.files) == 1 else "files"
+        print(f"  {skill.uri:<{width}}  {len(skill.files):>3} {files_word}  {skill.total_size:>9,} bytes", file=out)
     if len(skills) > 50:
         print(f"  ... and {len(skills) - 50} more", file=out)
     refused = [r for r in catalog.refusals if r.skill]
     skipped = [r for r in catalog.refusals if not r.skill]
     if refused:
         print(f"{PROG}: refused {len(refused)} skill{'s' * (len(refused) != 1)}:", file=out)
-        for r in refused:
-            print(f"  {r}", file=out)
+        _print_grouped(refused, out)
     if skipped:
         print(f"{PROG}: skipped {len(skipped)} path{'s' * (len(skipped) != 1)} outside any skill:", file=out)
-        for r in skipped[:20]:
-            print(f"  {r}", file=out)
-        if len(skipped) > 20:
-            print(f"  ... and {len(skipped) - 20} more", file=out)
+        _print_grouped(skipped, out)
     out.flush()
+
+
+def _print_grouped(refusals: Sequence[Refusal], out: TextIO, *, per_rule: int = 5) -> None:
+    """Refusals grouped by rule, most common first, a few examples each (hundreds stay readable)."""
+    by_rule: dict[str, list[Refusal]] = {}
+    for r in refusals:
+        by_rule.setdefault(r.rule, []).append(r)
+    for rule, group in sorted(by_rule.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        print(f"  [{rule}] {len(group)}", file=out)
+        for r in group[:per_rule]:
+            where = f"{r.path}:{r.line}" if r.line is not None else r.path
+            print(f"    {where}: {r.message}", file=out)
+        if len(group) > per_rule:
+            print(f"    ... and {len(group) - per_rule} more (-v lists every one)", file=out)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillwire.catalog import Catalog, Refusal
-from skillwire.errors import SkillError
+from skillwire.errors import FrontmatterError, SkillError
 from skillwire.frontmatter import parse_skill_md
 from skillwire.manifest import Skill, SkillFile, check_limits
 from skillwire.mime import DEFAULT_MIME_TYPE, mime_type_for
@@ -102,7 +102,10 @@ class FolderSource:
                 locations.update(skill_locations)
                 watches[skill.uri] = watch
         for refusal in refusals:
-            logger.warning("not served: %s", refusal)
+            logger.info("not served: %s", refusal)
+        refused = sum(r.skill for r in refusals)
+        if refused:
+            logger.warning("%d skill(s) not served; see Catalog.refusals (or -v) for each reason", refused)
         self._watches = watches
         return Catalog(skills, locations, refusals, generation=generation)
 
@@ -298,7 +301,19 @@ def _build_skill(
     if isinstance(skill_md, OSError):
         raise SkillError(f"cannot be read: {skill_md.strerror or skill_md}", rule="unreadable", path=SKILL_FILE)
     assert skill_md.skill_md is not None
-    parsed = parse_skill_md(skill_md.skill_md, path=SKILL_FILE)
+    try:
+        parsed = parse_skill_md(skill_md.skill_md, path=SKILL_FILE)
+    except FrontmatterError as err:
+        if err.rule == "frontmatter-missing" and _looks_like_link_text(skill_md.skill_md):
+            target = skill_md.skill_md.decode("utf-8", "replace").strip()
+            raise FrontmatterError(
+                f"file holds only the path {target!r}: a symbolic link checked out as a text file? "
+                "Restore the link (git config core.symlinks true) or copy the real SKILL.md",
+                rule=err.rule,
+                path=err.path,
+                line=err.line,
+            ) from err
+        raise
     fm = parsed.frontmatter
     line = parsed.frontmatter_start_line
     if "name" not in fm:
@@ -346,6 +361,12 @@ def _in_some_skill(rel: str, skill_dirs: set[str]) -> bool:
         return True
     parts = rel.split("/")[:-1]
     return any("/".join(parts[: i + 1]) in skill_dirs for i in range(len(parts)))
+
+
+def _looks_like_link_text(data: bytes) -> bool:
+    """True for a short one-line file that reads like a relative path (how git stores a symlink without them)."""
+    text = data.strip()
+    return 0 < len(text) < 1024 and b"\n" not in text and text.endswith(b"SKILL.md") and b"/" in text
 
 
 def _looks_like_text(head: bytes) -> bool:
