@@ -249,3 +249,15 @@ def test_two_local_skills_of_one_name_are_told_apart() -> None:
     handles = [s.handle for s in registry.skills()]
     assert handles == ["local:home/skills/deploy", "local:work/skills/deploy"]
     assert registry.resolve("local:work/skills/deploy").description == "B"
+
+
+def test_origin_qualified_name_shared_within_one_origin_lists_both_handles() -> None:
+    """Spec MUST: same-named entries in one listing are disambiguated, never silently one of them."""
+    from skillwire.host.registry import AmbiguousSkillName, Registry
+    from tests.host import make_entry
+
+    registry = Registry()
+    registry.set_origin("docs", [make_entry("acme/billing/refunds"), make_entry("acme/support/refunds")])
+    with pytest.raises(AmbiguousSkillName) as info:
+        registry.resolve("docs:refunds")
+    assert info.value.handles == ("docs:billing/refunds", "docs:support/refunds")

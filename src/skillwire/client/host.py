@@ -7,7 +7,11 @@ no file (Lazy Retrieval); loading asks for approval bound to the entry's
 and opens the acting window; every later read resolves only within the held
 entry and is verified before use. A verification failure never yields content:
 the host refreshes the entry with skills/get, and if the set changed the
-approval is revoked and `SkillChanged` says what changed.
+approval is revoked and `SkillChanged` says what changed (a fresh skills/list
+entry revokes it the same way). The acting window lasts until `unload`, so
+execution stays gated through failures. A skill is loadable from its URI alone
+(`label:skill://.../SKILL.md`, confirmed with skills/get). Each connection runs
+in a task of the host's own task group: open the host with `async with`.
 
     async with Host(prompt=TerminalPrompt()) as host:
         await host.add_server("docs", "http://127.0.0.1:8000/mcp")
@@ -19,15 +23,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
-from mcp.server.lowlevel import Server
+import anyio
+from anyio.abc import TaskGroup, TaskStatus
+from mcp.shared.exceptions import MCPError
 
 from skillwire.cache.store import SkillCache
-from skillwire.client.session import SkillsClient
+from skillwire.client.session import SkillsClient, Target
 from skillwire.errors import SkillwireError, UnlistedResource, VerificationError
 from skillwire.host.approvals import (
     Approval,
@@ -39,6 +44,7 @@ from skillwire.host.approvals import (
     DenyAll,
     ExecutionRequest,
     MemoryApprovalStore,
+    NeedsApproval,
     SkillApprovalRequest,
     check,
     diff_content,
@@ -46,9 +52,9 @@ from skillwire.host.approvals import (
 )
 from skillwire.host.entry import EntryResource, InvalidEntry, SkillEntry
 from skillwire.host.policy import display_text, effective_frontmatter, origin_tag, tag_for_model
-from skillwire.host.registry import LocalSkill, RegisteredSkill, Registry, SkillKey, check_label
+from skillwire.host.registry import LocalSkill, RegisteredSkill, Registry, SkillKey, UnknownSkill, check_label
 from skillwire.host.verify import verify_bytes, verify_frontmatter
-from skillwire.host.window import ActingWindow, DirectoryItem
+from skillwire.host.window import ActingWindow, DirectoryItem, OutsideSkill
 from skillwire.manifest import MAX_TOTAL_BYTES
 
 logger = logging.getLogger(__name__)
@@ -79,6 +85,14 @@ class NotLoaded(HostError):
     """A file read for a skill that is not loaded: reads happen only inside an acting window."""
 
 
+class ReadFailed(HostError):
+    """The server answered a resources/read with an error; nothing was returned to the model."""
+
+    def __init__(self, message: str, *, uri: str) -> None:
+        super().__init__(message)
+        self.uri = uri
+
+
 @dataclass(frozen=True, slots=True)
 class CatalogItem:
     """One line of the catalog the model and user see: display-safe text, origin always shown."""
@@ -107,13 +121,19 @@ class LoadedSkill:
 class _Server:
     label: str
     client: SkillsClient
+    close: anyio.Event = field(default_factory=anyio.Event)
+    closed: anyio.Event = field(default_factory=anyio.Event)
     problems: tuple[InvalidEntry, ...] = ()
     complete: bool = True
     dynamic_bytes: dict[str, int] = field(default_factory=dict)
 
 
 class Host:
-    """Skills from many servers (and the host's own folders), under the spec's host rules."""
+    """Skills from many servers (and the host's own folders), under the spec's host rules.
+
+    Use it as `async with Host(...) as host:`. Each server connection runs in its own task
+    of the host's task group, so servers can be added and removed in any order.
+    """
 
     def __init__(
         self,
@@ -131,37 +151,86 @@ class Host:
         self.registry = Registry()
         self.registry.set_local(local_skills)
         self._servers: dict[str, _Server] = {}
-        self._stacks: dict[str, AsyncExitStack] = {}
+        self._task_group: TaskGroup | None = None
+        # The acting windows: open from a load until `unload` (the SKILL.md left the model's context).
         self._windows: dict[SkillKey, ActingWindow] = {}
+        # Windows whose skill changed under them: still acting (execution stays gated), but no more reads.
+        self._suspended: dict[SkillKey, ContentChange] = {}
+        # The content sets of approvals revoked because the skill changed, so the next prompt says "changed".
+        self._revoked: dict[SkillKey, frozenset[tuple[str, str]]] = {}
 
     async def __aenter__(self) -> Host:
+        if self._task_group is not None:
+            raise HostError("this Host is already open")
+        task_group = anyio.create_task_group()
+        await task_group.__aenter__()
+        self._task_group = task_group
         return self
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        for label in list(self._stacks):
-            await self._close(label)
+        try:
+            for label in list(self._servers):
+                await self._close(label)
+        finally:
+            task_group, self._task_group = self._task_group, None
+            if task_group is not None:
+                # Every connection task has ended, so the group has nothing to report: an exception from the
+                # body propagates as itself (not wrapped in a group). Cancellation is handed on for anyio to
+                # account for it.
+                if isinstance(exc, anyio.get_cancelled_exc_class()):
+                    await task_group.__aexit__(exc_type, exc, tb)
+                else:
+                    await task_group.__aexit__(None, None, None)
 
     # -- servers -------------------------------------------------------------------------------------------------
 
-    async def add_server(self, label: str, target: str | Sequence[str] | Server[Any]) -> None:
-        """Connect to a server under a host-assigned label and list its skills (no file is read)."""
+    async def add_server(self, label: str, target: Target) -> None:
+        """Connect to a server under a host-assigned label and list its skills (no file is read).
+
+        `target` is what `SkillsClient.connect` takes: an http(s) URL, a stdio command line, or an
+        in-process SDK server.
+        """
         check_label(label)
+        if self._task_group is None:
+            raise HostError("open the host first: `async with Host(...) as host:`")
         if label in self._servers:
             raise HostError(f"a server is already connected as {label!r}")
-        stack = AsyncExitStack()
         try:
-            client = await stack.enter_async_context(SkillsClient.connect(target))
+            server: _Server = await self._task_group.start(self._hold, label, target)
+        except Exception as err:
+            raise HostError(f"cannot connect to the server for {label!r}: {_describe(err)}") from err
+        self._servers[label] = server
+        try:
+            if server.client.declared:
+                await self.refresh(label)
+            else:
+                self.registry.set_origin(label, [])
         except BaseException:
-            await stack.aclose()
+            with anyio.CancelScope(shield=True):
+                await self._close(label)
             raise
-        self._stacks[label] = stack
-        self._servers[label] = _Server(label, client)
-        if client.declared:
-            await self.refresh(label)
-        else:
-            self.registry.set_origin(label, [])
+
+    async def _hold(self, label: str, target: Target, *, task_status: TaskStatus[_Server]) -> None:
+        """Keep one connection open in its own task until `_close` asks it to end.
+
+        SDK connections own anyio task groups, whose cancel scopes must be exited in the task
+        (and order) they were entered in; one task per connection makes any removal order safe.
+        """
+        server: _Server | None = None
+        try:
+            async with SkillsClient.connect(target) as client:
+                server = _Server(label, client)
+                task_status.started(server)
+                await server.close.wait()
+        except Exception as err:
+            if server is None:
+                raise  # not connected yet: `start` hands the error to `add_server`
+            logger.warning("the connection to %r ended with an error: %s", label, err)
+        finally:
+            if server is not None:
+                server.closed.set()
 
     async def remove_server(self, label: str) -> None:
         """Disconnect, forget its skills and approvals, and delete its cached content."""
@@ -170,16 +239,22 @@ class Host:
         self.approvals.remove_origin(label)
         if self.cache is not None:
             self.cache.remove_origin(label)
-        self._windows = {k: w for k, w in self._windows.items() if k.origin != label}
+        for table in (self._windows, self._suspended, self._revoked):
+            for key in [k for k in table if k.origin == label]:
+                del table[key]
 
     async def _close(self, label: str) -> None:
-        self._servers.pop(label, None)
-        stack = self._stacks.pop(label, None)
-        if stack is not None:
-            await stack.aclose()
+        server = self._servers.pop(label, None)
+        if server is not None:
+            server.close.set()
+            await server.closed.wait()
+
+    def client(self, label: str) -> SkillsClient:
+        """The SDK client for the server connected as `label` (its `reads` record every resources/read sent)."""
+        return self._server(label).client
 
     async def refresh(self, label: str) -> None:
-        """Re-list a server's skills. Entries whose content changed lose their approvals on next load."""
+        """Re-list a server's skills. An entry whose content set changed revokes that skill's approval."""
         server = self._server(label)
         listing = await server.client.list_entries()
         server.problems = listing.problems
@@ -187,6 +262,8 @@ class Host:
         for problem in listing.problems:
             logger.warning("%s: dropped an invalid entry: %s", label, problem)
         self.registry.set_origin(label, listing.entries)
+        for entry in listing.entries:
+            self._observe(SkillKey(label, entry.uri), entry)
 
     def problems(self, label: str) -> tuple[InvalidEntry, ...]:
         """The entries a server listed that were invalid and dropped, with reasons."""
@@ -229,8 +306,13 @@ class Host:
     # -- loading ---------------------------------------------------------------------------------------------------
 
     async def load_skill(self, ref: str) -> LoadedSkill:
-        """Approve (if needed), fetch SKILL.md, verify it, and open the acting window on the held entry."""
-        skill = self.registry.resolve(ref)
+        """Approve (if needed), fetch SKILL.md, verify it, and open the acting window on the held entry.
+
+        `ref` is a handle (`docs:pdf-processing`), a bare name unique host-wide, or
+        `label:<uri of a SKILL.md>`; a uri the listing did not include is confirmed with
+        skills/get ("MUST support loading a skill given only its URI").
+        """
+        skill = await self._resolve_for_load(ref)
         if skill.entry is None:
             raise SkillDeclined(f"{skill.handle} is one of the host's own skills; load it from its folder")
         reason = self._declined_reason(skill)
@@ -240,7 +322,8 @@ class Host:
         approval = await self._approve(skill, entry)
         server = self._server(skill.origin)
         if entry.is_dynamic:
-            data = await server.client.read(entry.uri)
+            server.dynamic_bytes[entry.uri] = 0  # a new load: the limit counts what this load retrieves
+            data = await self._read(server, entry.uri)
             self._count_dynamic(server, entry, len(data))
         else:
             record = entry.skill_md
@@ -251,8 +334,8 @@ class Host:
         except VerificationError as err:
             await self._after_failure(skill.key, entry, err)
             raise
-        window = ActingWindow(skill.key, entry, approval.grants)
-        self._windows[skill.key] = window
+        self._windows[skill.key] = ActingWindow(skill.key, entry, approval.grants)
+        self._suspended.pop(skill.key, None)
         return LoadedSkill(
             key=skill.key,
             handle=skill.handle,
@@ -261,16 +344,45 @@ class Host:
             grants=approval.grants,
         )
 
+    async def _resolve_for_load(self, ref: str) -> RegisteredSkill:
+        try:
+            return self.registry.resolve(ref)
+        except UnknownSkill:
+            label, sep, uri = ref.partition(":")
+            if not (sep and label in self._servers and "://" in uri):
+                raise
+        # An explicit reference the listing did not include: the server confirms it (or says it is no skill).
+        try:
+            entry = await self._server(label).client.get_entry(uri)
+        except MCPError as err:
+            raise UnknownSkill(f"server {label!r} serves no skill at {uri[:200]}: {err.message}") from None
+        self.registry.update_entry(label, entry)
+        key = SkillKey(label, entry.uri)
+        self._observe(key, entry)
+        found = self.registry.get(key)
+        assert found is not None
+        return found
+
     def unload(self, ref: str) -> None:
         """Close the acting window (the SKILL.md left the model's context)."""
-        self._windows.pop(self.registry.resolve(ref).key, None)
+        key = self.registry.resolve(ref).key
+        self._windows.pop(key, None)
+        self._suspended.pop(key, None)
 
     def window(self, ref: str) -> ActingWindow:
+        """The acting window reads go through; SkillChanged if the skill changed under it (load it again)."""
         skill = self.registry.resolve(ref)
         window = self._windows.get(skill.key)
         if window is None:
             raise NotLoaded(f"{skill.handle} is not loaded; load it before reading its files")
+        change = self._suspended.get(skill.key)
+        if change is not None:
+            raise SkillChanged(skill.key, change)
         return window
+
+    def acting(self) -> tuple[SkillKey, ...]:
+        """The skills the host is acting on (loaded and not unloaded), changed ones included."""
+        return tuple(self._windows)
 
     async def read_skill_file(self, ref: str, path: str) -> bytes:
         """Read a file of a loaded skill: listed in the held entry, verified, served from cache when it matches."""
@@ -278,11 +390,13 @@ class Host:
         server = self._server(window.key.origin)
         if window.entry.is_dynamic:
             uri = window.resolve_uri(path)
-            data = await server.client.read(uri)
+            data = await self._read(server, uri)
             self._count_dynamic(server, window.entry, len(data))
             return data
         try:
             record = window.resolve(path)
+        except OutsideSkill:
+            raise  # not a file of this skill at all: refused, and nothing about the skill changed
         except UnlistedResource as err:
             await self._after_failure(window.key, window.entry, err)
             raise
@@ -291,8 +405,8 @@ class Host:
     async def read_skill_text(self, ref: str, path: str) -> str:
         """A file of a loaded skill as origin-tagged text for the model (binary files are described, not shown)."""
         window = self.window(ref)
-        data = await self.read_skill_file(ref, path)
         uri = window.resolve_uri(path)
+        data = await self.read_skill_file(ref, path)
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
@@ -306,19 +420,29 @@ class Host:
     # -- gates -----------------------------------------------------------------------------------------------------
 
     async def read_cross_origin(self, acting: str, target_label: str, uri: str) -> bytes:
-        """A read against another server while acting on a skill: only with per-call approval naming both."""
+        """A read against another server while acting on a skill: only with per-call approval naming both.
+
+        Security Considerations: "A skill served by server A MUST NOT cause a resources/read
+        against server B" and "Any cross-origin read MUST be gated behind explicit per-call
+        user approval naming both servers". The bytes are ordinary resource content, not a load.
+        """
         window = self.window(acting)
         if target_label == window.key.origin:
             return await self.read_skill_file(acting, uri)
+        target = self._server(target_label)
         request = CrossOriginReadRequest(source=window.key, target=target_label, uri=uri)
         if not await self.prompt.approve_cross_origin_read(request):
             raise ApprovalDenied(
                 f"{origin_tag(window.key)} asked to read {uri} from server {target_label!r}; the user did not allow it"
             )
-        return await self._server(target_label).client.read(uri)
+        return await self._read(target, uri)
 
     async def approve_execution(self, tool: str, arguments: Mapping[str, object]) -> bool:
-        """Whether a code-execution tool call may run now: gated while any MCP-served skill is being acted on."""
+        """Whether a code-execution tool call may run now: gated while any MCP-served skill is being acted on.
+
+        Every skill in an acting window is asked about, including one that changed under it;
+        the first refusal wins.
+        """
         for key in self._windows:
             if not await self.prompt.approve_execution(ExecutionRequest(key, tool, arguments)):
                 return False
@@ -332,16 +456,35 @@ class Host:
             raise HostError(f"no server is connected as {label!r}")
         return server
 
+    def _observe(self, key: SkillKey, entry: SkillEntry) -> None:
+        """A fresh entry from skills/list or skills/get: an approval that no longer covers it is revoked.
+
+        Content-bound approval: "If a subsequent entry for that skill ... advertises a
+        different set ... the host MUST treat the prior approval as revoked and re-prompt
+        before loading or executing."
+        """
+        approval = self.approvals.get(key)
+        if approval is not None and isinstance(check(approval, entry), NeedsApproval):
+            self.approvals.revoke(key)
+            self._revoked[key] = approval.content
+        window = self._windows.get(key)
+        if window is not None and window.entry.content_set != entry.content_set:
+            self._suspended[key] = diff_content(window.entry.content_set, entry.content_set)
+
     async def _approve(self, skill: RegisteredSkill, entry: SkillEntry) -> Approval:
         status = check(self.approvals.get(skill.key), entry)
         if isinstance(status, Approved):
             return status.approval
+        reason, change = status.reason, status.change
+        revoked = self._revoked.get(skill.key)
+        if reason == "new" and revoked is not None:
+            reason, change = "changed", diff_content(revoked, entry.content_set)
         request = SkillApprovalRequest(
             key=skill.key,
             handle=skill.handle,
             entry=entry,
-            reason=status.reason,
-            change=status.change,
+            reason=reason,
+            change=change,
             requested=requested_grants(entry.frontmatter),
         )
         decision = await self.prompt.approve_skill(request)
@@ -356,7 +499,15 @@ class Host:
             session_only=entry.is_dynamic or not decision.remember,
         )
         self.approvals.put(approval)
+        self._revoked.pop(skill.key, None)
         return approval
+
+    async def _read(self, server: _Server, uri: str) -> bytes:
+        """resources/read, with a server error turned into ReadFailed (a refusal, not a crash)."""
+        try:
+            return await server.client.read(uri)
+        except MCPError as err:
+            raise ReadFailed(f"server {server.label!r} could not serve {uri[:200]}: {err.message}", uri=uri) from err
 
     async def _fetch_verified(self, key: SkillKey, entry: SkillEntry, record: EntryResource) -> bytes:
         """Bytes of a listed file: from the cache if they still hash to the entry, else fetched and verified."""
@@ -364,7 +515,12 @@ class Host:
             cached = self.cache.get(key.origin, record)
             if cached is not None:
                 return cached
-        data = await self._server(key.origin).client.read(record.uri)
+        try:
+            data = await self._read(self._server(key.origin), record.uri)
+        except ReadFailed as err:
+            # Reading Directories: a listed file the server no longer serves; "the same refresh applies".
+            await self._after_failure(key, entry, err)
+            raise
         try:
             verify_bytes(record, data)
         except VerificationError as err:
@@ -374,23 +530,38 @@ class Host:
             self.cache.put(key.origin, record, data)
         return data
 
-    async def _after_failure(self, key: SkillKey, held: SkillEntry, err: VerificationError) -> None:
-        """Content was not used. Refresh the entry; if its set changed, revoke the approval and say what changed."""
+    async def _after_failure(self, key: SkillKey, held: SkillEntry, err: SkillwireError) -> None:
+        """Content was not used. Refresh the entry; if its set changed, revoke the approval and say what changed.
+
+        Integrity and Verification: "To recover from staleness, the host calls skills/get
+        for that skill ... and proceeds from the current resources set." The acting window
+        stays open (it ends only when the SKILL.md leaves context), so execution stays gated.
+        """
         logger.warning("verification failed for %s: %s", origin_tag(key), err)
-        self._windows.pop(key, None)
         server = self._server(key.origin)
         try:
             fresh = await server.client.get_entry(key.uri)
-        except (InvalidEntry, SkillwireError) as refresh_err:
+        except (SkillwireError, MCPError) as refresh_err:
             logger.warning("refreshing %s failed: %s", origin_tag(key), refresh_err)
             return
         self.registry.update_entry(key.origin, fresh)
+        self._observe(key, fresh)
         if fresh.content_set != held.content_set:
-            self.approvals.revoke(key)
-            raise SkillChanged(key, diff_content(held.content_set, fresh.content_set)) from err
+            self._revoked.setdefault(key, held.content_set)
+            change = diff_content(held.content_set, fresh.content_set)
+            if key in self._windows:
+                self._suspended[key] = change
+            raise SkillChanged(key, change) from err
 
     def _count_dynamic(self, server: _Server, entry: SkillEntry, size: int) -> None:
         total = server.dynamic_bytes.get(entry.uri, 0) + size
         server.dynamic_bytes[entry.uri] = total
         if total > MAX_TOTAL_BYTES:
             raise SkillDeclined(f"{entry.uri}: dynamic content passed the 16 MiB per-skill limit; stopped loading")
+
+
+def _describe(err: BaseException) -> str:
+    """The innermost useful message of a connection failure (SDK errors arrive wrapped in exception groups)."""
+    while isinstance(err, BaseExceptionGroup) and err.exceptions:
+        err = err.exceptions[0]
+    return str(err) or type(err).__name__

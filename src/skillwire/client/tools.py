@@ -17,10 +17,15 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mcp.shared.exceptions import MCPError
+
 from skillwire.client.host import Host
 from skillwire.errors import SkillwireError
+from skillwire.host.policy import display_text
 
 ToolCall = Callable[[Mapping[str, Any]], Awaitable[str]]
+
+_ERROR_LIMIT = 1000  # characters of an error message shown to the model (one line, no invisible characters)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,12 +136,14 @@ def _arg(args: Mapping[str, Any], name: str) -> str:
 
 
 def _guarded(call: ToolCall) -> ToolCall:
-    """Turn skillwire refusals into a one-line message for the model; anything else is a real bug and propagates."""
+    """Turn skillwire refusals and server errors into a one-line message for the model; bugs still propagate."""
 
     async def run(args: Mapping[str, Any]) -> str:
         try:
             return await call(args)
         except SkillwireError as err:
-            return f"error: {err}"
+            return "error: " + display_text(str(err), limit=_ERROR_LIMIT)
+        except MCPError as err:  # the server's own words: untrusted text, cleaned like any catalog text
+            return "error: the server answered with an error: " + display_text(err.message, limit=_ERROR_LIMIT)
 
     return run

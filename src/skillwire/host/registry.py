@@ -148,6 +148,9 @@ class Registry:
             for skill in self._by_origin[label].values():
                 if skill.handle == ref or skill.key.uri == rest:
                     return skill
+            named = sorted(s.handle for s in self._by_origin[label].values() if s.name == rest)
+            if named:
+                raise AmbiguousSkillName(ref, named)
             raise UnknownSkill(f"no skill {rest!r} from {label!r}")
         matches = [s for d in self._by_origin.values() for s in d.values() if s.name == ref]
         if not matches:
