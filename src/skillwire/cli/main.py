@@ -2,6 +2,7 @@
 
     skillwire serve skills/                    # stdio (what an MCP host launches)
     skillwire serve skills/ --http 127.0.0.1:8000
+    skillwire serve skills/ --no-watch         # rescan only on SIGHUP (POSIX)
 
 Errors are one line on stderr (`skillwire: error: ...`) and exit status 2 for
 usage, 1 for failures; `--debug` shows tracebacks.
@@ -39,6 +40,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         format=f"{PROG}: %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    if not (args.verbose or args.debug):
+        # The serve summary already lists every refusal; the library's count line would repeat it.
+        logging.getLogger("skillwire.sources").setLevel(logging.ERROR)
     try:
         result: int = args.func(args)
         return result
@@ -81,6 +85,12 @@ def _parser() -> argparse.ArgumentParser:
         "--cache-scope", choices=("public", "private"), default=DEFAULT_CACHE_SCOPE, help="default public"
     )
     serve.add_argument("--quiet", action="store_true", help="print no summary")
+    serve.add_argument(
+        "--no-watch",
+        dest="watch",
+        action="store_false",
+        help="do not follow changes on disk (send SIGHUP to rescan); clients are still told when the catalog changes",
+    )
     serve.set_defaults(func=_serve)
 
     host = sub.add_parser(
@@ -117,20 +127,25 @@ def _host(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     from skillwire.server.run import bind, build_server, serve_http, serve_stdio
+    from skillwire.server.watch import LiveReload
 
     try:
         options = ServeOptions(page_size=args.page_size, ttl_ms=args.ttl_ms, cache_scope=args.cache_scope)
     except ValueError as err:
         raise CliError(str(err)) from None
+    # A bad --http value is a usage error: report it before scanning, so it is the only line printed.
+    address = None if args.http is None else _host_port(args.http)
     extension = SkillsExtension.from_paths(args.paths, options)
     catalog = extension.service.catalog
     if not args.quiet:
         print_summary(catalog, sys.stderr)
     server = build_server(extension)
-    if args.http is None:
-        anyio.run(serve_stdio, server)
+    live = LiveReload(extension.service, watch=args.watch)
+    live.install(server)
+    if address is None:
+        anyio.run(lambda: serve_stdio(server, live=live))
         return 0
-    host, port = _host_port(args.http)
+    host, port = address
     try:
         sock = bind(host, port)
     except OSError as err:
@@ -140,7 +155,7 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"{PROG}: listening on {url}", file=sys.stderr, flush=True)
 
     with contextlib.suppress(KeyboardInterrupt):
-        anyio.run(lambda: serve_http(server, sock, on_ready=ready))
+        anyio.run(lambda: serve_http(server, sock, on_ready=ready, live=live))
     return 0
 
 

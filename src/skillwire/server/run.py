@@ -2,7 +2,8 @@
 
 The server is the SDK's low-level `Server` with the Skills extension installed;
 both protocol eras are served (2026-07-28 `server/discover` and the
-`initialize` handshake). Over HTTP the endpoint is `/mcp`.
+`initialize` handshake). Over HTTP the endpoint is `/mcp`. With a `LiveReload`
+(see `watch.py`) the catalog follows the disk and clients are told when it changes.
 
     ext = SkillsExtension.from_paths(["skills/"])
     server = build_server(ext)
@@ -14,6 +15,7 @@ from __future__ import annotations
 import logging
 import socket
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any
 
 import uvicorn
@@ -23,6 +25,7 @@ from starlette.applications import Starlette
 
 import skillwire
 from skillwire.server.extension import SkillsExtension
+from skillwire.server.watch import LiveReload
 
 logger = logging.getLogger(__name__)
 
@@ -38,9 +41,13 @@ def build_server(
     return server
 
 
-async def serve_stdio(server: Server[Any]) -> None:
-    """Serve one client over this process's stdin/stdout until it disconnects."""
-    async with stdio_server() as (read_stream, write_stream):
+def _running(live: LiveReload | None) -> AbstractAsyncContextManager[None]:
+    return live.running() if live is not None else nullcontext()
+
+
+async def serve_stdio(server: Server[Any], *, live: LiveReload | None = None) -> None:
+    """Serve one client over this process's stdin/stdout until it disconnects (`live`: installed on `server`)."""
+    async with _running(live), stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
@@ -67,9 +74,13 @@ def url_for(sock: socket.socket) -> str:
 
 
 async def serve_http(
-    server: Server[Any], sock: socket.socket, *, on_ready: Callable[[str], None] | None = None
+    server: Server[Any],
+    sock: socket.socket,
+    *,
+    on_ready: Callable[[str], None] | None = None,
+    live: LiveReload | None = None,
 ) -> None:
-    """Serve streamable HTTP on an already-bound socket until cancelled."""
+    """Serve streamable HTTP on an already-bound socket until cancelled (`live`: installed on `server`)."""
     host = sock.getsockname()[0]
     config = uvicorn.Config(http_app(server, host=host), log_level="warning", lifespan="on", access_log=False)
     uv = uvicorn.Server(config)
@@ -82,4 +93,15 @@ async def serve_http(
             on_ready(url)
 
         uv.startup = startup  # type: ignore[method-assign]
-    await uv.serve(sockets=[sock])
+    if live is not None:
+        original_shutdown = uv.shutdown
+
+        async def shutdown(sockets: list[socket.socket] | None = None) -> None:
+            # Open subscriptions/listen streams are requests that never end by themselves;
+            # close them first, or uvicorn's graceful shutdown waits for them forever.
+            live.notifier.close()
+            await original_shutdown(sockets=sockets)
+
+        uv.shutdown = shutdown  # type: ignore[method-assign]
+    async with _running(live):
+        await uv.serve(sockets=[sock])

@@ -108,7 +108,10 @@ class SkillService:
             listener(catalog)
 
     async def rebuild(self, seen_generation: int | None = None) -> Catalog:
-        """Rescan the source and publish the result; concurrent callers share one rescan."""
+        """Rescan the source and publish the result; concurrent callers share one rescan.
+
+        This is the rescan API: the file watcher and SIGHUP (`server/watch.py`) call it too.
+        """
         async with self._rebuild_lock:
             current = self._catalog
             if seen_generation is not None and current.generation != seen_generation:
