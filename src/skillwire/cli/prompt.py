@@ -25,11 +25,15 @@ from skillwire.host.policy import display_text, origin_tag
 
 
 class TerminalPrompt:
-    """Asks on a terminal. `answer` is injectable for tests (defaults to `input`)."""
+    """Asks on a terminal. `answer(question)` returns the reply; it is injectable for tests.
+
+    By default the question is written to `out` (stderr), like the rest of the prompt, and
+    one line is read from stdin: stdout stays free for the skill content it may be piped to.
+    """
 
     def __init__(self, out: TextIO | None = None, answer: Callable[[str], str] | None = None) -> None:
         self.out = out or sys.stderr
-        self.answer = answer or input
+        self.answer = answer or self._read_line
 
     async def _ask(self, question: str) -> bool:
         self.out.flush()
@@ -74,3 +78,15 @@ class TerminalPrompt:
 
     def _say(self, text: str) -> None:
         print(text, file=self.out)
+
+    def _read_line(self, question: str) -> str:
+        """The default `answer`: ask on `out`, read one line of stdin (EOFError at end of input)."""
+        self.out.write(question)
+        self.out.flush()
+        line = sys.stdin.readline()
+        if not line:
+            self.out.write("\n")
+            raise EOFError
+        if not sys.stdin.isatty():
+            self.out.write(line if line.endswith("\n") else line + "\n")  # a piped reply is not echoed: show it
+        return line

@@ -1,0 +1,113 @@
+"""`skillwire serve` as a person runs it: real `python -m skillwire` subprocesses.
+
+skillwire choices (the command line is ours, not the spec's): the summary on stderr
+names every served skill and every refused one with its rule and reason; a bad
+`--http` value is one `skillwire: error:` line, exit status 1, no traceback; a
+PATH root that cannot be opened is reported, and the other roots are still served.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.support.servers import http_server, serve_command
+
+RUN_TIMEOUT_S = 60.0
+
+GOOD_MD = "---\nname: good\ndescription: A skill that follows every rule\n---\n# Good\n"
+BAD_MD = "---\nname: someone-else\ndescription: Its name is not its folder's\n---\n# Bad\n"
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """A folder with one good skill (and a file beside its SKILL.md) and one skill whose name breaks a rule."""
+    root = tmp_path / "skills"
+    (root / "good" / "docs").mkdir(parents=True)
+    (root / "good" / "SKILL.md").write_text(GOOD_MD, encoding="utf-8")
+    (root / "good" / "docs" / "notes.md").write_text("notes\n", encoding="utf-8")
+    (root / "bad").mkdir()
+    (root / "bad" / "SKILL.md").write_text(BAD_MD, encoding="utf-8")
+    return root
+
+
+def _serve(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`skillwire serve ARGS` on stdio with stdin closed: it prints its summary, then ends when stdin does."""
+    return subprocess.run(
+        serve_command([], *args),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=RUN_TIMEOUT_S,
+        check=False,
+    )
+
+
+def test_summary_lists_served_and_refused_skills_with_reasons(tree: Path) -> None:
+    with http_server([tree]) as server:
+        server.assert_alive()
+        summary = server.stderr
+    assert "serving 1 skill (2 files)" in summary, summary
+    assert "skill://good/SKILL.md" in summary, summary
+    assert "refused 1 skill" in summary, summary
+    assert "[name-mismatch]" in summary, summary
+    assert "bad/SKILL.md" in summary, summary
+    assert "'someone-else' differs from its folder 'bad'" in summary, summary
+    assert "skill://bad" not in summary, summary
+
+
+def test_quiet_prints_no_summary(tree: Path) -> None:
+    run = _serve(str(tree), "--quiet", "--no-watch", cwd=tree.parent)
+    assert run.returncode == 0, run.stderr
+    assert "serving" not in run.stderr, run.stderr
+    assert run.stdout == "", "stdout is the stdio transport: nothing else may be written there"
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("nonsense", "--http wants HOST:PORT, for example 127.0.0.1:8000, not 'nonsense'"),
+        (":8000", "--http wants HOST:PORT"),
+        ("127.0.0.1:http", "--http port must be a number, not 'http'"),
+        ("127.0.0.1:70000", "--http port must be between 0 and 65535, not 70000"),
+        ("127.0.0.1:-1", "--http port must be between 0 and 65535, not -1"),
+    ],
+)
+def test_bad_http_value_is_one_line_and_exit_1(tree: Path, value: str, message: str) -> None:
+    run = _serve(str(tree), "--http", value, cwd=tree.parent)
+    assert run.returncode == 1, run.stderr
+    lines = run.stderr.splitlines()
+    assert len(lines) == 1, f"expected one line, got:\n{run.stderr}"
+    assert lines[0].startswith("skillwire: error: "), lines[0]
+    assert message in lines[0]
+    assert "Traceback" not in run.stderr
+
+
+def test_an_address_that_cannot_be_bound_is_one_error_line(tree: Path) -> None:
+    """192.0.2.1 is TEST-NET-1 (RFC 5737): never an address of this machine."""
+    run = _serve(str(tree), "--http", "192.0.2.1:8000", "--quiet", "--no-watch", cwd=tree.parent)
+    assert run.returncode == 1, run.stderr
+    assert "skillwire: error: cannot listen on 192.0.2.1:8000" in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("watch", [[], ["--no-watch"]], ids=["watching", "no-watch"])
+def test_missing_root_is_reported_and_the_others_are_still_served(tree: Path, watch: list[str]) -> None:
+    missing = tree.parent / "no-such-folder"
+    run = _serve(str(missing), str(tree), *watch, cwd=tree.parent)
+    assert run.returncode == 0, run.stderr
+    assert "[root-missing]" in run.stderr, run.stderr
+    assert f"{missing}: root folder cannot be opened" in run.stderr, run.stderr
+    assert "skill://good/SKILL.md" in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr, run.stderr
+    assert " ERROR " not in run.stderr, run.stderr
+
+
+def test_usage_errors_exit_2() -> None:
+    """argparse's own usage errors (no PATH) keep exit status 2, as the module docstring says."""
+    run = subprocess.run(serve_command([]), capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False)
+    assert run.returncode == 2
+    assert "usage:" in run.stderr
