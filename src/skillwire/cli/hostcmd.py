@@ -22,7 +22,7 @@ from skillwire.host.approvals import (
     SkillApprovalDecision,
     SkillApprovalRequest,
 )
-from skillwire.host.registry import check_label
+from skillwire.host.registry import LOCAL_ORIGIN, check_label
 from skillwire.store.approvals import JsonApprovalStore
 
 
@@ -71,6 +71,8 @@ async def _run(
                 continue
             for problem in host.problems(label):
                 print(f"skillwire: {label}: dropped an invalid entry: {problem}", file=sys.stderr)
+        if status and all(origin == LOCAL_ORIGIN for origin in host.registry.origins):
+            return status  # no server could be connected: nothing to list
         items = host.catalog()
         print(f"{len(items)} skill{'s' * (len(items) != 1)}:", file=out)
         width = max((len(i.handle) for i in items), default=0)
