@@ -195,7 +195,8 @@ _Raw: TypeAlias = JSONValue  # a value before JSON checks: numbers may still be 
 # The same expression here: the opening line is exactly `---` (CRLF allowed), the block
 # ends at the first later line of `---` plus optional spaces/tabs. Difference: where the
 # suite silently gets no frontmatter, this module raises an error saying why.
-_FRONTMATTER = re.compile(r"---\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|\Z)")
+# The frontmatter block as the conformance suite extracts it; shared with the linter.
+FRONTMATTER_BLOCK = re.compile(r"---\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|\Z)")
 _EMPTY_FRONTMATTER = re.compile(r"---\r?\n---[ \t]*(?:\r?\n|\Z)")
 
 
@@ -220,7 +221,7 @@ def parse_skill_md(raw: bytes, *, path: str = "SKILL.md") -> ParsedSkillFile:
         ) from None
     if text.startswith("\ufeff"):
         text = text[1:]
-    match = _FRONTMATTER.match(text)
+    match = FRONTMATTER_BLOCK.match(text)
     if match is None:
         _raise_extraction_error(text, path)
     frontmatter = parse_yaml_mapping(match.group(1), path=path, first_line=2)

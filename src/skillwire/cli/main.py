@@ -116,7 +116,65 @@ def _parser() -> argparse.ArgumentParser:
     host.add_argument("--approvals", metavar="FILE", help="persist approvals in this JSON file")
     host.add_argument("--cache", metavar="DIR", help="cache verified skill files here (default: no disk cache)")
     host.set_defaults(func=_host)
+
+    validate = sub.add_parser(
+        "validate",
+        parents=[common],
+        help="check folders of skills: what the server would refuse, and portability warnings",
+        description=(
+            "Run the rules `skillwire serve` applies to every skill under PATH... and report each refusal "
+            "(file:line, rule, fix), plus warnings about YAML and encoding traps that other hosts read differently. "
+            "Exit status 1 if any skill would be refused."
+        ),
+    )
+    validate.add_argument("paths", nargs="+", metavar="PATH", help="a folder of skills, or a skill folder")
+    validate.add_argument("--format", choices=("human", "json"), default="human", help="output format")
+    validate.set_defaults(func=_validate)
+
+    inspect = sub.add_parser(
+        "inspect",
+        parents=[common],
+        help="show what a skills server publishes; --verify checks every file",
+        description="Connect to SERVER (an http(s) URL, or a command that starts a stdio server) and list its skills.",
+    )
+    inspect.add_argument("server", metavar="SERVER", help="an http(s) URL, or a command line (quote it)")
+    inspect.add_argument("--json", action="store_true", help="print JSON")
+    inspect.add_argument("--verify", action="store_true", help="read every file and check it against the manifest")
+    inspect.set_defaults(func=_inspect)
+
+    pull = sub.add_parser(
+        "pull",
+        parents=[common],
+        help="download one skill, verified, into a folder",
+        description=(
+            "Read every file of the skill at SKILL_URI from SERVER, verify all of them against its entry, "
+            "then write them under DEST with a .skillwire-provenance.json. Nothing is written if any check fails."
+        ),
+    )
+    pull.add_argument("server", metavar="SERVER", help="an http(s) URL, or a command line (quote it)")
+    pull.add_argument("skill_uri", metavar="SKILL_URI", help="the skill's SKILL.md URI, e.g. skill://pdf/SKILL.md")
+    pull.add_argument("dest", metavar="DEST", help="a new or empty folder")
+    pull.add_argument("--force", action="store_true", help="allow DEST inside an agent's own skill folder")
+    pull.set_defaults(func=_pull)
     return parser
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from skillwire.cli.validate import run_validate
+
+    return run_validate(args)
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    from skillwire.cli.inspect import run_inspect
+
+    return run_inspect(args)
+
+
+def _pull(args: argparse.Namespace) -> int:
+    from skillwire.cli.pull import run_pull
+
+    return run_pull(args)
 
 
 def _host(args: argparse.Namespace) -> int:

@@ -1,0 +1,237 @@
+"""`skillwire inspect SERVER`: what a skills server publishes, and (`--verify`) whether its files match its manifest.
+
+SERVER is an `http(s)://` URL or a command line that starts a stdio server. `--verify` reads every
+file of every listed skill and checks it as a host must (size first, then digest; SKILL.md's
+frontmatter against the entry), naming each file that fails: a one-shot conformance and integrity
+check. Exit status 1 if anything failed.
+
+    skillwire inspect http://127.0.0.1:8000/mcp --verify
+    skillwire inspect "skillwire serve examples/skills" --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import anyio
+from mcp.shared.exceptions import MCPError
+
+from skillwire.client.session import SkillsClient
+from skillwire.errors import SkillwireError, VerificationError
+from skillwire.host.entry import SkillEntry
+from skillwire.host.verify import verify_bytes, verify_frontmatter
+
+__all__ = ["Failure", "call_server", "run_inspect", "server_target", "verify_entry"]
+
+T = TypeVar("T")
+
+
+def server_target(text: str) -> str | list[str]:
+    """A SERVER argument: a URL as is, anything else split as a command line."""
+    if text.startswith(("http://", "https://")):
+        return text
+    try:
+        argv = shlex.split(text)
+    except ValueError as err:
+        raise SkillwireError(f"cannot split the server command {text!r}: {err}") from None
+    if not argv:
+        raise SkillwireError("SERVER is empty; give an http(s) URL or a command that starts a stdio server")
+    return argv
+
+
+def call_server(shown: str, func: Callable[..., Awaitable[T]], *args: Any) -> T:
+    """Run `func(*args)` under anyio; turn the SDK's exception groups into one clear error (the adapter edge)."""
+    try:
+        return anyio.run(func, *args)
+    except BaseExceptionGroup as group:
+        leaf = _first_leaf(group)
+        if isinstance(leaf, SkillwireError):
+            raise leaf from None
+        if isinstance(leaf, MCPError):
+            raise SkillwireError(f"{shown}: the server answered with an error: {leaf}") from None
+        if isinstance(leaf, OSError):
+            raise SkillwireError(f"cannot reach {shown}: {leaf or type(leaf).__name__}") from None
+        if isinstance(leaf, Exception):  # the HTTP client's own errors (connect refused, timeouts, ...)
+            raise SkillwireError(f"cannot talk to {shown}: {type(leaf).__name__}: {leaf}") from leaf
+        raise
+    except MCPError as err:
+        raise SkillwireError(f"{shown}: the server answered with an error: {err}") from None
+    except OSError as err:
+        raise SkillwireError(f"cannot reach {shown}: {err or type(err).__name__}") from None
+
+
+def _first_leaf(error: BaseException) -> BaseException:
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return error
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """A file that failed verification (or could not be read), and why."""
+
+    uri: str
+    message: str
+
+
+@dataclass(slots=True)
+class _Report:
+    server: dict[str, Any] = field(default_factory=dict)
+    extension: dict[str, Any] = field(default_factory=dict)
+    skills: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    complete: bool = True
+    checked: int = 0
+    failures: list[Failure] = field(default_factory=list)
+
+
+def run_inspect(args: argparse.Namespace) -> int:
+    target = server_target(args.server)
+    report = call_server(args.server, _inspect, target, args.verify)
+    if args.json:
+        print(json.dumps(_as_json(report, verify=args.verify), indent=2, ensure_ascii=False))
+    else:
+        _print_human(report, verify=args.verify)
+    if not report.extension.get("declared"):
+        return 1
+    return 1 if report.failures or report.problems else 0
+
+
+async def _inspect(target: str | list[str], verify: bool) -> _Report:
+    report = _Report()
+    async with SkillsClient.connect(target) as client:
+        report.server = {"name": client.server_name, "protocol": client.protocol_version}
+        report.extension = {"declared": client.declared, "directoryRead": client.directory_read}
+        if not client.declared:
+            return report
+        listing = await client.list_entries()
+        report.problems = [str(p) for p in listing.problems]
+        report.complete = listing.complete
+        if not listing.complete:
+            report.problems.append(f"listing incomplete: {listing.cutoff}")
+        for entry in listing.entries:
+            report.skills.append(_row(entry))
+            if verify:
+                failures, verified = await verify_entry(client, entry)
+                report.failures.extend(failures)
+                report.checked += len(verified) + len({f.uri for f in failures})
+    return report
+
+
+async def verify_entry(client: SkillsClient, entry: SkillEntry) -> tuple[list[Failure], dict[str, bytes]]:
+    """Read every file of `entry` and check it; return the failures and the bytes that passed, by URI.
+
+    A dynamic entry has no manifest: only its SKILL.md is read, and checked against its frontmatter.
+    """
+    failures: list[Failure] = []
+    verified: dict[str, bytes] = {}
+    problem = entry.over_limits()
+    if problem:
+        failures.append(Failure(entry.uri, f"over the limits: {problem}"))
+    resources = [entry.uri] if isinstance(entry.resources, str) else [r.uri for r in entry.resources]
+    for uri in resources:
+        try:
+            data = await client.read(uri)
+        except (SkillwireError, MCPError) as err:
+            failures.append(Failure(uri, f"cannot be read: {err}"))
+            continue
+        resource = entry.resource(uri)
+        try:
+            if resource is not None:
+                verify_bytes(resource, data)
+            if uri == entry.uri:
+                verify_frontmatter(entry, data)
+        except VerificationError as err:
+            message = str(err).removeprefix(f"{uri}: ")
+            failures.append(Failure(uri, message))
+            continue
+        verified[uri] = data
+    return failures, verified
+
+
+def _row(entry: SkillEntry) -> dict[str, Any]:
+    skill_md = entry.skill_md
+    if isinstance(entry.resources, str):
+        files: int | None = None
+        size: int | None = None
+    else:
+        files = len(entry.resources)
+        size = sum(r.size for r in entry.resources)
+    return {
+        "name": entry.frontmatter.get("name"),
+        "uri": entry.uri,
+        "files": files,
+        "size": size,
+        "digest": skill_md.digest if skill_md is not None else None,
+        "dynamic": entry.is_dynamic,
+    }
+
+
+def _as_json(report: _Report, *, verify: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "version": 1,
+        "server": report.server,
+        "extension": report.extension,
+        "skills": report.skills,
+        "problems": report.problems,
+        "complete": report.complete,
+    }
+    if verify:
+        out["verify"] = {
+            "checked": report.checked,
+            "failures": [{"uri": f.uri, "message": f.message} for f in report.failures],
+            "ok": not report.failures,
+        }
+    return out
+
+
+def _print_human(report: _Report, *, verify: bool) -> None:
+    out = sys.stdout
+    name = report.server.get("name") or "(no name)"
+    print(f"server: {name} (self-reported), protocol {report.server.get('protocol')}", file=out)
+    if not report.extension.get("declared"):
+        print("extension: io.modelcontextprotocol/skills is NOT declared; this server publishes no skills", file=out)
+        return
+    directory = "with directoryRead" if report.extension.get("directoryRead") else "without directoryRead"
+    print(f"extension: io.modelcontextprotocol/skills declared, {directory}", file=out)
+    skills = report.skills
+    print(f"{len(skills)} skill{'s' * (len(skills) != 1)}:", file=out)
+    if skills:
+        header = ("NAME", "URI", "FILES", "SIZE", "SKILL.md", "")
+        rows = [
+            (
+                str(s["name"]),
+                s["uri"],
+                "-" if s["files"] is None else str(s["files"]),
+                "-" if s["size"] is None else f"{s['size']:,}",
+                _short(s["digest"]),
+                "dynamic" if s["dynamic"] else "",
+            )
+            for s in skills
+        ]
+        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+        for row in [header, *rows]:
+            cells = [
+                c.rjust(w) if i in (2, 3) else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))
+            ]
+            print("  " + "  ".join(cells).rstrip(), file=out)
+    for problem in report.problems:
+        print(f"problem: {problem}", file=out)
+    if verify:
+        for failure in report.failures:
+            print(f"FAIL {failure.uri}: {failure.message}", file=out)
+        verdict = "all match their manifest" if not report.failures else f"{len(report.failures)} failed"
+        print(f"verified {report.checked} file{'s' * (report.checked != 1)}: {verdict}", file=out)
+
+
+def _short(digest: str | None) -> str:
+    if not digest:
+        return "-"
+    algorithm, _, hexdigest = digest.partition(":")
+    return f"{algorithm}:{hexdigest[:12]}"

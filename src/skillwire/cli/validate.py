@@ -1,0 +1,257 @@
+"""`skillwire validate PATH...`: what a server would refuse, and what another host may read differently.
+
+Refusals come from `FolderSource.scan`, the very code `skillwire serve` runs; warnings come from
+`skillwire.lint`. Exit status: 0 when nothing would be refused (warnings alone are fine), 1 when
+something would be, 2 for usage errors.
+
+`--format json` prints one object, schema version 1 (stable: keys are only ever added):
+
+    {"version": 1,
+     "skills":   [{"uri", "path", "files", "size"}],                       served skills
+     "refused":  [{"path", "line", "rule", "message", "fix", "skill"}],   skill=false: a skipped path, no skill refused
+     "warnings": [{"path", "line", "column", "rule", "message", "fix"}],
+     "summary":  {"skills", "refused", "skipped", "warnings", "ok"}}
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from skillwire.catalog import Catalog
+from skillwire.lint import LintWarning, lint_skill_md
+from skillwire.sources.filesystem import FolderSource
+
+SCHEMA_VERSION = 1
+PER_GROUP = 3  # example paths shown per message without -v
+
+# How to fix each refusal rule (the rule names are the server's; the message says what is wrong).
+FIXES: dict[str, str] = {
+    "root-missing": "check the path",
+    "root-not-folder": "pass a folder of skills, or a skill folder",
+    "unreadable": "fix the file's permissions",
+    "link-dangles": "remove the link or restore its target",
+    "link-escapes": "copy the target into the skill instead of linking outside the served root",
+    "link-loop": "remove the link",
+    "not-a-file": "remove it: only regular files and folders can be served",
+    "duplicate-uri": "rename one of the folders: two roots publish the same skill path",
+    "path-authority": "rename the top folder to lowercase letters, digits and '-'",
+    "not-utf8": "save SKILL.md as UTF-8",
+    "frontmatter-missing": "start SKILL.md with '---', the fields 'name' and 'description', then '---'",
+    "frontmatter-empty": "add 'name' and 'description' between the '---' lines",
+    "frontmatter-unterminated": "add a '---' line after the last field",
+    "frontmatter-not-mapping": "write the frontmatter as 'key: value' lines",
+    "yaml-syntax": "quote values that contain ': ', ' #' or start with a symbol; indent with spaces",
+    "yaml-duplicate-key": "keep one of the two fields",
+    "yaml-not-json": "quote the value so it is a string",
+    "yaml-alias-limit": "write the values out instead of using aliases",
+    "name-missing": "add 'name: <folder name>' to the frontmatter",
+    "name-format": "use 1-64 lowercase letters, digits and single hyphens",
+    "name-mismatch": "make 'name' equal the folder name (or rename the folder)",
+    "description-missing": "add 'description: what the skill does and when to use it'",
+    "description-format": "make 'description' a string of 1-1024 characters",
+    "limit-files": "split the skill, or ignore build output in .skillignore",
+    "limit-size": "split the skill, or move large assets out of it",
+}
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    roots = [Path(p) for p in args.paths]
+    catalog = FolderSource(roots).scan()
+    warnings = _lint_all(catalog, roots)
+    report = build_report(catalog, roots, warnings)
+    status = 1 if report["summary"]["refused"] else 0
+    try:
+        if args.format == "json":
+            json.dump(report, sys.stdout, indent=2, ensure_ascii=False)
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+        else:
+            colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+            print_human(report, sys.stdout, colour=colour, verbose=args.verbose)
+    except BrokenPipeError:
+        # Piped into `head`: the reader has what it wanted; stop quietly, keep the exit status.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return status
+
+
+def build_report(catalog: Catalog, roots: Sequence[Path], warnings: Sequence[LintWarning]) -> dict[str, Any]:
+    """The JSON report (schema version 1) for a scanned catalog and its lint warnings."""
+    skills = [
+        {"uri": s.uri, "path": _shown(catalog, s.uri, roots), "files": len(s.files), "size": s.total_size}
+        for s in catalog.skills
+    ]
+    refused = [
+        {
+            "path": r.path,
+            "line": r.line,
+            "rule": r.rule,
+            "message": r.message,
+            "fix": FIXES.get(r.rule),
+            "skill": r.skill,
+        }
+        for r in catalog.refusals
+    ]
+    warned = [
+        {"path": w.path, "line": w.line, "column": w.column, "rule": w.rule, "message": w.message, "fix": w.fix}
+        for w in warnings
+    ]
+    n_refused = sum(r.skill for r in catalog.refusals)
+    summary = {
+        "skills": len(skills),
+        "refused": n_refused,
+        "skipped": len(catalog.refusals) - n_refused,
+        "warnings": len(warned),
+        "ok": n_refused == 0,
+    }
+    return {"version": SCHEMA_VERSION, "skills": skills, "refused": refused, "warnings": warned, "summary": summary}
+
+
+def _lint_all(catalog: Catalog, roots: Sequence[Path]) -> list[LintWarning]:
+    """Lint every served SKILL.md, and the SKILL.md of every skill refused for its frontmatter or name."""
+    targets: list[tuple[str, str]] = []  # (location on disk, path to show)
+    for skill in catalog.skills:
+        served = catalog.file(skill.uri)
+        if served is not None:
+            targets.append((served.location, _shown(catalog, skill.uri, roots)))
+    for refusal in catalog.refusals:
+        if refusal.skill and os.path.basename(refusal.path) == "SKILL.md" and os.path.isfile(refusal.path):
+            targets.append((refusal.path, refusal.path))
+    out: list[LintWarning] = []
+    for location, shown in targets:
+        try:
+            raw = Path(location).read_bytes()
+        except OSError:
+            continue
+        out.extend(lint_skill_md(raw, path=shown))
+    return out
+
+
+def _shown(catalog: Catalog, uri: str, roots: Sequence[Path]) -> str:
+    """The SKILL.md path as the user would write it: under the root they named, not the resolved real path."""
+    served = catalog.file(uri)
+    if served is None:
+        return uri
+    location = served.location
+    for root in roots:
+        real = os.path.realpath(root)
+        if location.startswith(real.rstrip(os.sep) + os.sep):
+            return os.path.join(str(root), os.path.relpath(location, real))
+    return location
+
+
+# -- human output ---------------------------------------------------------------------------------------------------
+
+# Names, paths and numbers in a message: messages that differ only there are one group.
+_VARIABLE = re.compile(r"('[^']*'|\"[^\"]*\"|(?<![\w.])\d+(?![\w.]))")
+
+
+def print_human(report: dict[str, Any], out: TextIO, *, colour: bool, verbose: bool) -> None:
+    """Summary line first, then refusals and warnings grouped by rule (most common first)."""
+    paint = _painter(colour)
+    s = report["summary"]
+    warned_files = len({w["path"] for w in report["warnings"]})
+    head = (
+        f"{s['skills']} skill{'s' * (s['skills'] != 1)} ok, {s['refused']} refused, "
+        f"{s['warnings']} warning{'s' * (s['warnings'] != 1)}"
+        + (f" (in {warned_files} file{'s' * (warned_files != 1)})" if warned_files else "")
+        + (f", {s['skipped']} path{'s' * (s['skipped'] != 1)} skipped" if s["skipped"] else "")
+    )
+    print(paint("green" if s["ok"] else "red", head), file=out)
+    refused = [r for r in report["refused"] if r["skill"]]
+    skipped = [r for r in report["refused"] if not r["skill"]]
+    if refused:
+        print(paint("red", f"\nrefused: {len(refused)} (the server leaves these out)"), file=out)
+        _groups(refused, out, paint, verbose, lambda r: r.get("fix"))
+    if report["warnings"]:
+        print(
+            paint("yellow", f"\nwarnings: {len(report['warnings'])} (served, but hosts may read them differently)"),
+            file=out,
+        )
+        _groups(report["warnings"], out, paint, verbose, lambda w: w.get("fix"))
+    if skipped:
+        print(paint("yellow", f"\nskipped: {len(skipped)} path(s) outside any skill"), file=out)
+        _groups(skipped, out, paint, verbose, lambda r: r.get("fix"))
+    if not verbose and _truncated(report):
+        print("\n(-v lists every path; --format json gives everything)", file=out)
+    out.flush()
+
+
+def _groups(
+    items: Sequence[dict[str, Any]],
+    out: TextIO,
+    paint: Callable[[str, str], str],
+    verbose: bool,
+    fix: Callable[[dict[str, Any]], str | None],
+) -> None:
+    by_rule: dict[str, list[dict[str, Any]]] = {}
+    for item in items:
+        by_rule.setdefault(item["rule"], []).append(item)
+    for rule, group in sorted(by_rule.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        print(f"  {paint('bold', '[' + rule + ']')} {len(group)}", file=out)
+        # Same message but for names and numbers: one line and a few example paths.
+        by_shape: dict[str, list[dict[str, Any]]] = {}
+        for item in group:
+            by_shape.setdefault(_shape(item["message"]), []).append(item)
+        for same in sorted(by_shape.values(), key=lambda v: -len(v)):
+            message = _merged([i["message"] for i in same])
+            count = f"({len(same)}) " if len(same) > 1 else ""
+            print(f"    {count}{message}", file=out)
+            shown = same if verbose else same[:PER_GROUP]
+            shared = len({fix(i) for i in group}) == 1
+            for item in shown:
+                own = "" if shared or not fix(item) else f"  fix: {fix(item)}"
+                print(f"      {paint('dim', _where(item))}{own}", file=out)
+            if len(same) > len(shown):
+                print(f"      ... and {len(same) - len(shown)} more", file=out)
+        hint = fix(group[0])
+        if hint and len({fix(i) for i in group}) == 1:
+            print(f"    fix: {hint}", file=out)
+
+
+def _shape(message: str) -> str:
+    return _VARIABLE.sub("…", message)
+
+
+def _merged(messages: Sequence[str]) -> str:
+    """One message for a group: the parts every message shares, '…' where they differ."""
+    split = [_VARIABLE.split(m) for m in messages]
+    parts = [p if all(s[i] == p for s in split) else "…" for i, p in enumerate(split[0])]
+    return "".join(parts)
+
+
+def _where(item: dict[str, Any]) -> str:
+    where = str(item["path"])
+    if item.get("line") is not None:
+        where += f":{item['line']}"
+        if item.get("column") is not None:
+            where += f":{item['column']}"
+    return where
+
+
+def _truncated(report: dict[str, Any]) -> bool:
+    counts: dict[str, int] = {}
+    for item in [*report["refused"], *report["warnings"]]:
+        key = item["rule"] + _shape(item["message"])
+        counts[key] = counts.get(key, 0) + 1
+    return any(n > PER_GROUP for n in counts.values())
+
+
+_COLOURS = {"red": "31", "green": "32", "yellow": "33", "bold": "1", "dim": "2"}
+
+
+def _painter(colour: bool) -> Callable[[str, str], str]:
+    def paint(name: str, text: str) -> str:
+        return f"\x1b[{_COLOURS[name]}m{text}\x1b[0m" if colour else text
+
+    return paint
+
+
+__all__ = ["FIXES", "SCHEMA_VERSION", "build_report", "print_human", "run_validate"]

@@ -1,0 +1,124 @@
+"""`skillwire validate` (a skillwire choice): the server's own rules, portability warnings, output and exit codes.
+
+Exit status: 0 when nothing would be refused (warnings alone are 0), 1 when a skill would be
+refused, 2 for usage. `--format json` keeps a stable schema (version 1).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from skillwire.cli.main import main
+from skillwire.sources.filesystem import FolderSource
+
+
+def _write_skill(root: Path, folder: str, frontmatter: str, body: str = "Body.\n") -> Path:
+    path = root / folder / "SKILL.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"---\n{frontmatter}---\n{body}", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "skills"
+    _write_skill(root, "good", "name: good\ndescription: A good skill\n")
+    _write_skill(root, "warned", "name: warned\ndescription: Warned skill\nenabled: yes\n")
+    _write_skill(root, "misnamed", "name: other\ndescription: Misnamed\n")
+    _write_skill(root, "broken", "name: broken\ndescription: Use when: it breaks\n")
+    (root / "nofront").mkdir()
+    (root / "nofront" / "SKILL.md").write_text("# just markdown\n", encoding="utf-8")
+    return root
+
+
+def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    code = main(["validate", *args])
+    return code, capsys.readouterr().out
+
+
+def test_a_clean_tree_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _write_skill(tmp_path, "good", "name: good\ndescription: A good skill\n")
+    code, out = _run(capsys, str(tmp_path))
+    assert code == 0
+    assert out.splitlines()[0] == "1 skill ok, 0 refused, 0 warnings"
+
+
+def test_warnings_alone_exit_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _write_skill(tmp_path, "warned", "name: warned\ndescription: Warned\nenabled: yes\n")
+    code, out = _run(capsys, str(tmp_path))
+    assert code == 0
+    assert "[yaml11-bool]" in out
+    assert "fix: write it in quotes: 'yes'" in out
+
+
+def test_a_refused_skill_exits_1_and_the_summary_comes_first(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = _run(capsys, str(tree))
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0] == "2 skills ok, 3 refused, 1 warning (in 1 file)"
+    assert "\x1b[" not in out  # not a terminal: no colour
+    assert "[name-mismatch] 1" in out
+    assert f"{tree / 'misnamed' / 'SKILL.md'}:2" in out
+    assert "fix: make 'name' equal the folder name" in out
+    assert f"{tree / 'broken' / 'SKILL.md'}:3" in out  # the yaml-syntax refusal names the line
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["validate"])
+    assert exc.value.code == 2
+    with pytest.raises(SystemExit) as exc:
+        main(["validate", ".", "--format", "xml"])
+    assert exc.value.code == 2
+
+
+def test_json_output_has_the_documented_schema(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = _run(capsys, str(tree), "--format", "json")
+    assert code == 1
+    report = json.loads(out)
+    assert set(report) == {"version", "skills", "refused", "warnings", "summary"}
+    assert report["version"] == 1
+    assert set(report["summary"]) == {"skills", "refused", "skipped", "warnings", "ok"}
+    assert report["summary"] == {"skills": 2, "refused": 3, "skipped": 0, "warnings": 1, "ok": False}
+    assert {s["uri"] for s in report["skills"]} == {"skill://good/SKILL.md", "skill://warned/SKILL.md"}
+    for skill in report["skills"]:
+        assert set(skill) == {"uri", "path", "files", "size"}
+    for refusal in report["refused"]:
+        assert set(refusal) == {"path", "line", "rule", "message", "fix", "skill"}
+        assert refusal["fix"]
+    (warning,) = report["warnings"]
+    assert set(warning) == {"path", "line", "column", "rule", "message", "fix"}
+    assert (warning["rule"], warning["line"], warning["column"]) == ("yaml11-bool", 4, 10)
+    assert {r["rule"] for r in report["refused"]} == {"name-mismatch", "yaml-syntax", "frontmatter-missing"}
+
+
+def test_refusals_are_exactly_the_servers(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The same code as `skillwire serve`: every refusal of FolderSource.scan, nothing more or less."""
+    _, out = _run(capsys, str(tree), "--format", "json")
+    scanned = FolderSource([tree]).scan().refusals
+    reported = json.loads(out)["refused"]
+    assert [(r["path"], r["rule"], r["line"], r["message"]) for r in reported] == [
+        (r.path, r.rule, r.line, r.message) for r in scanned
+    ]
+
+
+def test_hundreds_of_refusals_are_grouped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for i in range(200):
+        _write_skill(tmp_path, f"skill-{i}", f"name: wrong-{i}\ndescription: Broken\n")
+    code, out = _run(capsys, str(tmp_path))
+    assert code == 1
+    assert out.splitlines()[0] == "0 skills ok, 200 refused, 0 warnings"
+    assert "(200) name … differs from its folder …; they must be equal" in out
+    assert "... and 197 more" in out
+    assert len(out.splitlines()) < 20
+    code, out = _run(capsys, str(tmp_path), "-v")
+    assert out.count("SKILL.md:2") == 200
+
+
+def test_a_missing_path_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = _run(capsys, str(tmp_path / "missing"))
+    assert code == 1
+    assert "[root-missing]" in out
