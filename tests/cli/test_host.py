@@ -22,7 +22,7 @@ from skillwire.cli.prompt import TerminalPrompt
 from skillwire.host.approvals import ContentChange, SkillApprovalRequest
 from skillwire.host.entry import parse_entry
 from skillwire.host.registry import SkillKey
-from tests.support.servers import EXAMPLE_SKILLS, REPO_ROOT, HttpServer, http_server, serve_command
+from tests.support.servers import EXAMPLE_SKILLS, HttpServer, http_server, run_skillwire, serve_command
 
 RUN_TIMEOUT_S = 60.0
 HANDLES = ("docs:code-review", "docs:git-workflow", "docs:pdf-processing", "docs:refunds", "docs:security-review")
@@ -41,15 +41,7 @@ def server() -> Iterator[HttpServer]:
 
 
 def _host(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skillwire", "host", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        timeout=RUN_TIMEOUT_S,
-        check=False,
-    )
+    return run_skillwire("host", *args, stdin=stdin, timeout=RUN_TIMEOUT_S)
 
 
 def _assert_one_error_line(run: subprocess.CompletedProcess[str], message: str) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.support.servers import EXAMPLE_SKILLS, REPO_ROOT, HttpServer, http_server
+from tests.support.servers import EXAMPLE_SKILLS, HttpServer, http_server, run_skillwire
 
 RUN_TIMEOUT_S = 60.0
 TAMPERED = f"{sys.executable} -m tests.support.hostile tampered"
@@ -28,14 +28,7 @@ def server() -> Iterator[HttpServer]:
 
 
 def _inspect(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skillwire", "inspect", *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        timeout=RUN_TIMEOUT_S,
-        check=False,
-    )
+    return run_skillwire("inspect", *args, timeout=RUN_TIMEOUT_S)
 
 
 def test_inspect_shows_the_server_the_extension_and_a_table(server: HttpServer) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.servers import EXAMPLE_SKILLS, REPO_ROOT, HttpServer, http_server
+from tests.support.servers import EXAMPLE_SKILLS, HttpServer, http_server, run_skillwire
 
 RUN_TIMEOUT_S = 60.0
 TAMPERED = f"{sys.executable} -m tests.support.hostile tampered"
@@ -28,14 +28,7 @@ def server() -> Iterator[HttpServer]:
 
 
 def _pull(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skillwire", "pull", *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        timeout=RUN_TIMEOUT_S,
-        check=False,
-    )
+    return run_skillwire("pull", *args, timeout=RUN_TIMEOUT_S)
 
 
 def _tree(root: Path) -> dict[str, bytes]:

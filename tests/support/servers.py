@@ -361,3 +361,16 @@ def error_json(err: MCPError) -> str:
 def canonical_json(value: object) -> str:
     """Key order ignored, everything else (types included: 151 is not 151.0 nor true) compared."""
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def run_skillwire(*args: str, stdin: str = "", timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
+    """Run `python -m skillwire ARGS...` from the repository root, capturing text; never raises on exit status."""
+    return subprocess.run(
+        [sys.executable, "-m", "skillwire", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        timeout=timeout,
+        check=False,
+    )
