@@ -8,7 +8,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 NODE_TOOLS := tools/node/node_modules/.package-lock.json
 
-.PHONY: serve test lint typecheck pytest tools venv clean
+.PHONY: serve test lint typecheck pytest tools venv chromium clean
 
 serve: $(BIN)/skillwire
 	$(BIN)/skillwire serve examples/skills --http $(HOST):$(PORT)
@@ -23,8 +23,12 @@ typecheck: $(BIN)/skillwire
 	$(BIN)/mypy
 
 # pytest exits 5 when it collected no test; make treats that, like any non-zero status, as a failure.
-pytest: $(BIN)/skillwire $(NODE_TOOLS)
+pytest: $(BIN)/skillwire $(NODE_TOOLS) chromium
 	$(BIN)/pytest
+
+# The catalog page's browser tests drive Debian's headless Chromium (tests/browser).
+chromium:
+	command -v chromium >/dev/null || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
 
 venv: $(BIN)/skillwire
 

@@ -213,7 +213,7 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"{PROG}: listening on {url}", file=sys.stderr, flush=True)
 
     with contextlib.suppress(KeyboardInterrupt):
-        anyio.run(lambda: serve_http(server, sock, on_ready=ready, live=live))
+        anyio.run(lambda: serve_http(server, sock, on_ready=ready, live=live, service=extension.service))
     return 0
 
 

@@ -24,7 +24,9 @@ from mcp.server.stdio import stdio_server
 from starlette.applications import Starlette
 
 import skillwire
+from skillwire.server.catalog_page import catalog_routes
 from skillwire.server.extension import SkillsExtension
+from skillwire.server.service import SkillService
 from skillwire.server.watch import LiveReload
 
 logger = logging.getLogger(__name__)
@@ -51,9 +53,15 @@ async def serve_stdio(server: Server[Any], *, live: LiveReload | None = None) ->
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def http_app(server: Server[Any], *, host: str) -> Starlette:
-    """The streamable HTTP ASGI app (JSON responses: half the CPU per request of SSE framing)."""
-    return server.streamable_http_app(streamable_http_path=MCP_PATH, json_response=True, host=host)
+def http_app(server: Server[Any], *, host: str, service: SkillService | None = None) -> Starlette:
+    """The streamable HTTP ASGI app (JSON responses: half the CPU per request of SSE framing).
+
+    With `service`, the catalog page (`catalog_page.py`) is served at `/` beside the MCP endpoint.
+    """
+    routes = catalog_routes(service) if service is not None else None
+    return server.streamable_http_app(
+        streamable_http_path=MCP_PATH, json_response=True, host=host, custom_starlette_routes=routes
+    )
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -79,10 +87,16 @@ async def serve_http(
     *,
     on_ready: Callable[[str], None] | None = None,
     live: LiveReload | None = None,
+    service: SkillService | None = None,
 ) -> None:
-    """Serve streamable HTTP on an already-bound socket until cancelled (`live`: installed on `server`)."""
+    """Serve streamable HTTP on an already-bound socket until cancelled (`live`: installed on `server`).
+
+    `service`: the skills `server` serves, shown as the catalog page at `/` (no page without it).
+    """
     host = sock.getsockname()[0]
-    config = uvicorn.Config(http_app(server, host=host), log_level="warning", lifespan="on", access_log=False)
+    config = uvicorn.Config(
+        http_app(server, host=host, service=service), log_level="warning", lifespan="on", access_log=False
+    )
     uv = uvicorn.Server(config)
     if on_ready is not None:
         url = url_for(sock)
