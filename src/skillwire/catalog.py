@@ -97,19 +97,27 @@ class Catalog:
         files: dict[str, SkillFile] = {}
         children: dict[str, dict[str, DirectoryChild]] = {}
         for skill in self._skills.values():
-            children.setdefault(skill.root_uri, {})
+            root = skill.root_uri
+            children.setdefault(root, {})
+            known = {root}  # folders of this skill already recorded, with every folder above them
             for f in skill.files:
-                files[f.uri] = f
-                owners.setdefault(f.uri, []).append(skill.uri)
-                _add_to_tree(children, skill.root_uri, f)
+                uri = f.uri
+                files[uri] = f
+                owned = owners.get(uri)
+                if owned is None:
+                    owners[uri] = [skill.uri]
+                else:
+                    owned.append(skill.uri)
+                parent, _, leaf = uri.rpartition("/")
+                if parent not in known:
+                    _add_folders(children, root, parent, known)
+                kids = children[parent]
+                if uri not in kids:
+                    name = unquote(leaf) if "%" in leaf else leaf
+                    kids[uri] = DirectoryChild(uri, name, f.mime_type, False)
+        skill_uris = self._skills
         self._files: dict[str, ServedFile] = {
-            uri: ServedFile(
-                file=f,
-                location=locations[uri],
-                skills=tuple(owners[uri]),
-                is_skill_md=uri in self._skills,
-            )
-            for uri, f in sorted(files.items())
+            uri: ServedFile(files[uri], locations[uri], tuple(owners[uri]), uri in skill_uris) for uri in sorted(files)
         }
         self._file_uris: list[str] = list(self._files)
         self._children: dict[str, list[DirectoryChild]] = {
@@ -177,20 +185,18 @@ class Catalog:
         return Page(tuple(by_uri[k] for k in keys), next_cursor)
 
 
-def _add_to_tree(children: dict[str, dict[str, DirectoryChild]], root_uri: str, f: SkillFile) -> None:
-    """Record `f` and every directory between it and the skill root as directory children."""
-    parts = f.uri[len(root_uri) + 1 :].split("/")
+def _add_folders(children: dict[str, dict[str, DirectoryChild]], root_uri: str, folder: str, known: set[str]) -> None:
+    """Record `folder` (a URI under `root_uri`) and every folder between it and the root as directory children."""
     parent = root_uri
-    for i, part in enumerate(parts):
+    for part in folder[len(root_uri) + 1 :].split("/"):
         uri = f"{parent}/{part}"
-        is_dir = i < len(parts) - 1
-        name = unquote(part) if "%" in part else part
-        kids = children.setdefault(parent, {})
-        if uri not in kids:
-            mime = DIRECTORY_MIME_TYPE if is_dir else f.mime_type
-            kids[uri] = DirectoryChild(uri=uri, name=name, mime_type=mime, is_directory=is_dir)
-        if is_dir:
+        if uri not in known:
+            kids = children.setdefault(parent, {})
+            if uri not in kids:
+                name = unquote(part) if "%" in part else part
+                kids[uri] = DirectoryChild(uri, name, DIRECTORY_MIME_TYPE, True)
             children.setdefault(uri, {})
+            known.add(uri)
         parent = uri
 
 

@@ -1,0 +1,132 @@
+"""The optional on-disk digest cache: a warm start equals a cold one, and never vouches for changed bytes."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from pathlib import Path
+
+import pytest
+
+from skillwire.catalog import Catalog
+from skillwire.sources import digest_cache
+from skillwire.sources.filesystem import FolderSource
+
+
+@pytest.fixture(autouse=True)
+def trust_fresh_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files in these tests are seconds old: let the cache remember them anyway."""
+    monkeypatch.setattr(digest_cache, "RACY_NS", 0)
+
+
+def make_catalog(root: Path) -> None:
+    for name in ("alpha", "beta"):
+        folder = root / "team" / name
+        (folder / "scripts").mkdir(parents=True)
+        (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: Does {name}\nmetadata:\n  n: 1.5\n---\n")
+        (folder / "scripts" / "run.py").write_text("print('hi')\n")
+        (folder / "notes").write_bytes(b"plain text, no extension\n")
+        (folder / "blob").write_bytes(b"\x00\x01binary")
+
+
+def entries(catalog: Catalog) -> list[object]:
+    return [
+        [s.to_entry() for s in catalog.skills],
+        [(f.file, f.location, f.skills, f.is_skill_md) for f in catalog.files_page(None, 10_000).items],
+        [(r.path, r.rule) for r in catalog.refusals],
+    ]
+
+
+def digest_of(catalog: Catalog, suffix: str) -> str:
+    return next(f.file.digest for f in catalog.files_page(None, 10_000).items if f.file.uri.endswith(suffix))
+
+
+def test_warm_scan_equals_cold_scan_and_reads_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root, cache = tmp_path / "skills", tmp_path / "cache" / "digests.json"
+    make_catalog(root)
+    cold = FolderSource([root]).scan()
+    first = FolderSource([root], digest_cache=cache).scan()
+    assert cache.is_file()
+    opened: list[str] = []
+    real_open = os.open
+
+    def spy_open(path: str, *args: int, **kwargs: int) -> int:
+        opened.append(str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", spy_open)
+    warm = FolderSource([root], digest_cache=cache).scan()  # a fresh source, as after a restart
+    assert entries(warm) == entries(cold) == entries(first)
+    assert opened == []  # every digest, type and frontmatter came from the cache
+
+
+def test_same_size_edit_with_restored_mtime_is_rehashed(tmp_path: Path) -> None:
+    """ctime covers it: any write (and utime itself) sets ctime to now, and no unprivileged call can set it back."""
+    root, cache = tmp_path / "skills", tmp_path / "digests.json"
+    make_catalog(root)
+    target = root / "team" / "alpha" / "scripts" / "run.py"
+    FolderSource([root], digest_cache=cache).scan()
+    before = os.stat(target)
+    target.write_text("print('yo')\n")  # same size
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(target)
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    warm = FolderSource([root], digest_cache=cache).scan()
+    assert digest_of(warm, "alpha/scripts/run.py") == "sha256:" + hashlib.sha256(b"print('yo')\n").hexdigest()
+
+
+def test_touched_and_edited_files_get_their_new_digest(tmp_path: Path) -> None:
+    root, cache = tmp_path / "skills", tmp_path / "digests.json"
+    make_catalog(root)
+    FolderSource([root], digest_cache=cache).scan()
+    notes = root / "team" / "beta" / "notes"
+    notes.write_bytes(b"\x00 now binary and longer\n")
+    skill_md = root / "team" / "beta" / "SKILL.md"
+    skill_md.write_text("---\nname: beta\ndescription: Changed\n---\n")
+    os.utime(root / "team" / "alpha" / "blob")  # touched only: same bytes, same digest
+    warm = FolderSource([root], digest_cache=cache).scan()
+    cold = FolderSource([root]).scan()
+    assert entries(warm) == entries(cold)
+    assert digest_of(warm, "beta/notes") == "sha256:" + hashlib.sha256(notes.read_bytes()).hexdigest()
+    served = next(f for f in warm.files_page(None, 100).items if f.file.uri.endswith("beta/notes"))
+    assert served.file.mime_type == "application/octet-stream"  # re-sniffed, not the cached text/plain
+    assert warm.skill("skill://team/beta/SKILL.md") is not None
+    assert warm.skill("skill://team/beta/SKILL.md").frontmatter["description"] == "Changed"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"not json", b'{"format": "skillwire-digest-cache", "version": 1, "entries": [[1, 2]]}', b"[]", b"\xff\xfe"],
+)
+def test_corrupt_cache_is_ignored_with_a_warning(
+    tmp_path: Path, content: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    root, cache = tmp_path / "skills", tmp_path / "digests.json"
+    make_catalog(root)
+    cache.write_bytes(content)
+    with caplog.at_level(logging.WARNING):
+        catalog = FolderSource([root], digest_cache=cache).scan()
+    assert entries(catalog) == entries(FolderSource([root]).scan())
+    assert any("corrupt" in r.getMessage() for r in caplog.records)
+    assert len(digest_cache.DigestCache.load(cache)) == 8  # rewritten, whole (2 skills x 4 files)
+
+
+def test_unreadable_or_unwritable_cache_never_fails_a_scan(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    root = tmp_path / "skills"
+    make_catalog(root)
+    cache = tmp_path / "a-folder"
+    cache.mkdir()
+    with caplog.at_level(logging.WARNING):
+        catalog = FolderSource([root], digest_cache=cache).scan()
+    assert len(catalog) == 2
+    assert caplog.records
+
+
+def test_recently_changed_files_are_not_remembered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write in the same timestamp tick as the scan's stat would keep the key: such files are not cached."""
+    monkeypatch.setattr(digest_cache, "RACY_NS", 3600 * 10**9)
+    root, cache = tmp_path / "skills", tmp_path / "digests.json"
+    make_catalog(root)
+    FolderSource([root], digest_cache=cache).scan()
+    assert len(digest_cache.DigestCache.load(cache)) == 0
