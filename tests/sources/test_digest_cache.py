@@ -105,7 +105,7 @@ def test_corrupt_cache_is_ignored_with_a_warning(
     root, cache = tmp_path / "skills", tmp_path / "digests.json"
     make_catalog(root)
     cache.write_bytes(content)
-    with caplog.at_level(logging.WARNING):
+    with caplog.at_level(logging.WARNING, logger="skillwire.sources"):
         catalog = FolderSource([root], digest_cache=cache).scan()
     assert entries(catalog) == entries(FolderSource([root]).scan())
     assert any("corrupt" in r.getMessage() for r in caplog.records)
@@ -117,7 +117,7 @@ def test_unreadable_or_unwritable_cache_never_fails_a_scan(tmp_path: Path, caplo
     make_catalog(root)
     cache = tmp_path / "a-folder"
     cache.mkdir()
-    with caplog.at_level(logging.WARNING):
+    with caplog.at_level(logging.WARNING, logger="skillwire.sources"):
         catalog = FolderSource([root], digest_cache=cache).scan()
     assert len(catalog) == 2
     assert caplog.records

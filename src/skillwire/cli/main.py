@@ -40,9 +40,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         format=f"{PROG}: %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    sources_log = logging.getLogger("skillwire.sources")
+    previous_level = sources_log.level
     if not (args.verbose or args.debug):
         # The serve summary already lists every refusal; the library's count line would repeat it.
-        logging.getLogger("skillwire.sources").setLevel(logging.ERROR)
+        sources_log.setLevel(logging.ERROR)
+    try:
+        return _run(args)
+    finally:
+        sources_log.setLevel(previous_level)  # main() may run in-process (tests, embedding): leave logging as found
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         result: int = args.func(args)
         return result
