@@ -122,3 +122,18 @@ def test_a_missing_path_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture
     code, out = _run(capsys, str(tmp_path / "missing"))
     assert code == 1
     assert "[root-missing]" in out
+
+
+def test_files_the_server_leaves_out_are_warned_about(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 5: validate names files that would be ignored, from the catalog itself (no rule is restated)."""
+    skill = tmp_path / "good"
+    _write_skill(tmp_path, "good", "name: good\ndescription: A good skill\n")
+    (skill / "__pycache__").mkdir()
+    (skill / "__pycache__" / "x.pyc").write_bytes(b"\0")
+    (skill / "notes.log").write_text("log", encoding="utf-8")
+    (skill / "kept.md").write_text("kept", encoding="utf-8")
+    (skill / ".skillwireignore").write_text("*.log\n", encoding="utf-8")
+    code, out = _run(capsys, str(tmp_path), "--format", "json")
+    assert code == 0
+    flagged = sorted(w["path"].rsplit("good", 1)[-1] for w in json.loads(out)["warnings"] if w["rule"] == "not-served")
+    assert flagged == ["/__pycache__/", "/notes.log"]

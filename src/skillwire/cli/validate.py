@@ -27,6 +27,7 @@ from typing import Any, TextIO
 from skillwire.catalog import Catalog
 from skillwire.lint import LintWarning, lint_skill_md
 from skillwire.sources.filesystem import FolderSource
+from skillwire.sources.ignore import IGNORE_FILE
 
 SCHEMA_VERSION = 1
 PER_GROUP = 3  # example paths shown per message without -v
@@ -64,7 +65,7 @@ FIXES: dict[str, str] = {
 def run_validate(args: argparse.Namespace) -> int:
     roots = [Path(p) for p in args.paths]
     catalog = FolderSource(roots).scan()
-    warnings = _lint_all(catalog, roots)
+    warnings = _lint_all(catalog, roots) + _not_served(catalog)
     report = build_report(catalog, roots, warnings)
     status = 1 if report["summary"]["refused"] else 0
     try:
@@ -132,6 +133,50 @@ def _lint_all(catalog: Catalog, roots: Sequence[Path]) -> list[LintWarning]:
             continue
         out.extend(lint_skill_md(raw, path=shown))
     return out
+
+
+def _not_served(catalog: Catalog) -> list[LintWarning]:
+    """Files and folders inside served skills that the server leaves out (built-in ignores, .skillwireignore).
+
+    The catalog is the truth: whatever is on disk under a skill's folder but in no manifest is not served, so no
+    ignore rule is restated here.
+    """
+    served: set[str] = set()
+    skill_dirs: set[str] = set()
+    for skill in catalog.skills:
+        for f in skill.files:
+            entry = catalog.file(f.uri)
+            if entry is not None:
+                served.add(entry.location)
+                if f.rel_path == "SKILL.md":
+                    skill_dirs.add(os.path.dirname(entry.location))
+    out: list[LintWarning] = []
+    seen: set[str] = set()
+    for top in sorted(skill_dirs):
+        for folder, dirs, files in os.walk(top):
+            for name in list(dirs):
+                path = os.path.join(folder, name)
+                if not any(s.startswith(path + os.sep) for s in served) and path not in seen:
+                    dirs.remove(name)
+                    seen.add(path)
+                    out.append(_ignored(path + os.sep, "folder"))
+            for name in files:
+                path = os.path.join(folder, name)
+                if name != IGNORE_FILE and path not in served and path not in seen and not os.path.islink(path):
+                    seen.add(path)
+                    out.append(_ignored(path, "file"))
+    return out
+
+
+def _ignored(path: str, kind: str) -> LintWarning:
+    return LintWarning(
+        path=path,
+        line=None,
+        column=None,
+        rule="not-served",
+        message=f"this {kind} is in the skill's folder but is not served (built-in ignore rules or .skillwireignore)",
+        fix="delete it, or if the skill needs it, take it out of .skillwireignore",
+    )
 
 
 def _shown(catalog: Catalog, uri: str, roots: Sequence[Path]) -> str:
