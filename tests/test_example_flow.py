@@ -35,6 +35,7 @@ from tests.support.servers import (
     skills_get,
     skills_list,
 )
+from tests.support.spec_example import CREDIT_NOTE_RESOURCE, SPEC_RESOURCES
 
 pytestmark = pytest.mark.anyio
 
@@ -48,29 +49,7 @@ SKILL_MD_TEXT = (
 CREDIT_NOTE = b"# Credit note\n\nInvoice:\nCredit amount:\n"
 
 SPEC_FRONTMATTER = {"name": "pdf-processing", "description": "Extract, fill, and assemble PDF documents"}
-SPEC_RESOURCES: list[dict[str, Any]] = [
-    {
-        "uri": "skill://pdf-processing/SKILL.md",
-        "digest": "sha256:99b737495721155ece826d57521e2d66141ebdc1344a400487481ea2642ab19e",
-        "size": 151,
-    },
-    {
-        "uri": "skill://pdf-processing/templates/invoice.md",
-        "digest": "sha256:61f4ea6d2c75fde1b4977219e7e3107d491c3c26aefb6686e84d6281c088d9ee",
-        "size": 29,
-    },
-    {
-        "uri": "skill://pdf-processing/templates/purchase-order.md",
-        "digest": "sha256:f2ff774b1737ff3dec81c47946f9976f18a1a9f69dda0a81f22eabd95173c158",
-        "size": 35,
-    },
-]
 SPEC_ENTRY: dict[str, Any] = {"uri": SKILL_URI, "frontmatter": SPEC_FRONTMATTER, "resources": SPEC_RESOURCES}
-CREDIT_NOTE_RESOURCE: dict[str, Any] = {
-    "uri": "skill://pdf-processing/templates/credit-note.md",
-    "digest": "sha256:766bffa8d4908ce897e1727ca22e4bf0fa796620b35218ce2132a124545626f1",
-    "size": 39,
-}
 SPEC_TEMPLATES_CHILDREN: list[dict[str, Any]] = [
     {"uri": "skill://pdf-processing/templates/invoice.md", "name": "invoice.md", "mimeType": "text/markdown"},
     {

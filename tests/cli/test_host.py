@@ -13,7 +13,6 @@ import io
 import shlex
 import subprocess
 import sys
-from collections.abc import Iterator
 
 import anyio
 import pytest
@@ -22,7 +21,7 @@ from skillwire.cli.prompt import TerminalPrompt
 from skillwire.host.approvals import ContentChange, SkillApprovalRequest
 from skillwire.host.entry import parse_entry
 from skillwire.host.registry import SkillKey
-from tests.support.servers import EXAMPLE_SKILLS, HttpServer, http_server, run_skillwire, serve_command
+from tests.support.servers import EXAMPLE_SKILLS, HttpServer, run_skillwire, serve_command
 
 RUN_TIMEOUT_S = 60.0
 HANDLES = ("docs:code-review", "docs:git-workflow", "docs:pdf-processing", "docs:refunds", "docs:security-review")
@@ -31,13 +30,6 @@ INVOICE_TAG = (
     '<skill-content origin="mcp:docs" skill="skill://pdf-processing/SKILL.md" '
     'resource="skill://pdf-processing/templates/invoice.md" trust="untrusted">'
 )
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[HttpServer]:
-    with http_server([EXAMPLE_SKILLS]) as running:
-        yield running
-        running.assert_alive()
 
 
 def _host(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:

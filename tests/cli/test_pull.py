@@ -9,22 +9,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-from tests.support.servers import EXAMPLE_SKILLS, HttpServer, http_server, run_skillwire
+from tests.support.servers import EXAMPLE_SKILLS, HttpServer, run_skillwire
 
 RUN_TIMEOUT_S = 60.0
 TAMPERED = f"{sys.executable} -m tests.support.hostile tampered"
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[HttpServer]:
-    with http_server([EXAMPLE_SKILLS]) as running:
-        yield running
-        running.assert_alive()
 
 
 def _pull(*args: str) -> subprocess.CompletedProcess[str]:

@@ -49,6 +49,7 @@ from skillwire.host.window import OutsideSkill
 from skillwire.store.approvals import JsonApprovalStore
 from tests.support import hostile as h
 from tests.support.servers import EXAMPLE_SKILLS, REPO_ROOT, http_server, serve_command
+from tests.support.spec_example import CREDIT_NOTE_RESOURCE, SPEC_RESOURCES
 
 pytestmark = pytest.mark.anyio
 
@@ -62,14 +63,8 @@ PURCHASE_ORDER = "skill://pdf-processing/templates/purchase-order.md"
 CREDIT_NOTE = "skill://pdf-processing/templates/credit-note.md"
 CREDIT_NOTE_TEXT = b"# Credit note\n\nInvoice:\nCredit amount:\n"
 # The Example Message Flow's manifest, digests as printed in the spec.
-SPEC_PDF_SET = frozenset(
-    {
-        (PDF, "sha256:99b737495721155ece826d57521e2d66141ebdc1344a400487481ea2642ab19e"),
-        (INVOICE, "sha256:61f4ea6d2c75fde1b4977219e7e3107d491c3c26aefb6686e84d6281c088d9ee"),
-        (PURCHASE_ORDER, "sha256:f2ff774b1737ff3dec81c47946f9976f18a1a9f69dda0a81f22eabd95173c158"),
-    }
-)
-SPEC_CREDIT_NOTE = (CREDIT_NOTE, "sha256:766bffa8d4908ce897e1727ca22e4bf0fa796620b35218ce2132a124545626f1")
+SPEC_PDF_SET = frozenset((r["uri"], r["digest"]) for r in SPEC_RESOURCES)
+SPEC_CREDIT_NOTE = (CREDIT_NOTE_RESOURCE["uri"], CREDIT_NOTE_RESOURCE["digest"])
 CODE_REVIEW = "skill://code-review/SKILL.md"
 SECURITY_REVIEW = "skill://code-review/security-review/SKILL.md"
 EXAMPLE_HANDLES = [

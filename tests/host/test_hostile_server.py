@@ -36,6 +36,7 @@ from tests.support.servers import (
     skills_list,
     wire,
 )
+from tests.support.spec_example import SPEC_RESOURCES
 
 pytestmark = pytest.mark.anyio
 
@@ -317,23 +318,7 @@ async def test_honest_pdf_processing_is_the_spec_example_byte_for_byte() -> None
     """Spec example: SKILL.md is 151 bytes with the published digest; the templates are 29 and 35 bytes."""
     async with connected("honest") as (_, client):
         entry = parse_entry((await skills_get(client, "skill://pdf-processing/SKILL.md")).skill)
-    assert entry.to_wire()["resources"] == [
-        {
-            "uri": "skill://pdf-processing/SKILL.md",
-            "digest": "sha256:99b737495721155ece826d57521e2d66141ebdc1344a400487481ea2642ab19e",
-            "size": 151,
-        },
-        {
-            "uri": "skill://pdf-processing/templates/invoice.md",
-            "digest": "sha256:61f4ea6d2c75fde1b4977219e7e3107d491c3c26aefb6686e84d6281c088d9ee",
-            "size": 29,
-        },
-        {
-            "uri": "skill://pdf-processing/templates/purchase-order.md",
-            "digest": "sha256:f2ff774b1737ff3dec81c47946f9976f18a1a9f69dda0a81f22eabd95173c158",
-            "size": 35,
-        },
-    ]
+    assert entry.to_wire()["resources"] == SPEC_RESOURCES
 
 
 async def test_honest_answers_errors_with_invalid_params() -> None:
