@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -80,7 +80,12 @@ class ServedFile:
 
 
 class Catalog:
-    """The published state: skills, their files, their directories, and what was refused."""
+    """The published state: skills, their files, their directories, and what was refused.
+
+    Construction only sorts and indexes the skills, so a rebuild that changed one skill costs
+    little more than that skill: files are found through the skills that enclose them, and the
+    flat file listing and each skill tree's directories are derived on first use and kept.
+    """
 
     def __init__(
         self,
@@ -91,38 +96,12 @@ class Catalog:
     ) -> None:
         self.generation = generation
         self.refusals: tuple[Refusal, ...] = tuple(refusals)
-        self._skills: dict[str, Skill] = {s.uri: s for s in sorted(skills, key=lambda s: s.uri)}
+        self._skills: dict[str, Skill] = {s.uri: s for s in sorted(skills, key=_uri_of)}
         self._skill_uris: list[str] = list(self._skills)
-        owners: dict[str, list[str]] = {}
-        files: dict[str, SkillFile] = {}
-        children: dict[str, dict[str, DirectoryChild]] = {}
-        for skill in self._skills.values():
-            root = skill.root_uri
-            children.setdefault(root, {})
-            known = {root}  # folders of this skill already recorded, with every folder above them
-            for f in skill.files:
-                uri = f.uri
-                files[uri] = f
-                owned = owners.get(uri)
-                if owned is None:
-                    owners[uri] = [skill.uri]
-                else:
-                    owned.append(skill.uri)
-                parent, _, leaf = uri.rpartition("/")
-                if parent not in known:
-                    _add_folders(children, root, parent, known)
-                kids = children[parent]
-                if uri not in kids:
-                    name = unquote(leaf) if "%" in leaf else leaf
-                    kids[uri] = DirectoryChild(uri, name, f.mime_type, False)
-        skill_uris = self._skills
-        self._files: dict[str, ServedFile] = {
-            uri: ServedFile(files[uri], locations[uri], tuple(owners[uri]), uri in skill_uris) for uri in sorted(files)
-        }
-        self._file_uris: list[str] = list(self._files)
-        self._children: dict[str, list[DirectoryChild]] = {
-            d: sorted(kids.values(), key=lambda c: c.uri) for d, kids in children.items()
-        }
+        self._locations = locations
+        # Derived on first use; a snapshot never changes, so a value computed twice is the same value.
+        self._file_uris: list[str] | None = None
+        self._trees: dict[str, dict[str, list[DirectoryChild]]] = {}
 
     # -- skills --------------------------------------------------------------------------------------------------
 
@@ -139,17 +118,18 @@ class Catalog:
         return self._skills.get(uri)
 
     def skills_enclosing(self, uri: str) -> tuple[Skill, ...]:
-        """The skills whose root is `uri` or an ancestor of it (nested skills give several)."""
+        """The skills whose root is `uri` or an ancestor of it, innermost first (nested skills give several)."""
         found = []
-        path = uri
-        while "/" in path.split("://", 1)[-1]:
-            skill = self._skills.get(path + "/SKILL.md")
+        skills = self._skills
+        scheme, sep, path = uri.partition("://")
+        if not sep:
+            return ()
+        head = scheme + sep
+        while path:
+            skill = skills.get(f"{head}{path}/SKILL.md")
             if skill is not None:
                 found.append(skill)
-            path = path.rsplit("/", 1)[0]
-        skill = self._skills.get(path + "/SKILL.md")
-        if skill is not None:
-            found.append(skill)
+            path = path.rpartition("/")[0]
         return tuple(found)
 
     def skills_page(self, cursor: str | None, limit: int) -> Page[Skill]:
@@ -161,28 +141,90 @@ class Catalog:
 
     def file(self, uri: str) -> ServedFile | None:
         """The served file at `uri` (canonical), or None."""
-        return self._files.get(uri)
+        record: SkillFile | None = None
+        owners: list[str] = []
+        for skill in self.skills_enclosing(uri):
+            found = skill.file(uri)
+            if found is not None:
+                record = found
+                owners.append(skill.uri)
+        if record is None:
+            return None
+        owners.sort()
+        return ServedFile(record, self._locations[uri], tuple(owners), uri in self._skills)
 
     @property
     def file_count(self) -> int:
-        return len(self._files)
+        return len(self._all_file_uris())
 
     def files_page(self, cursor: str | None, limit: int) -> Page[ServedFile]:
         """A page of every served file, in URI order."""
-        keys, next_cursor = _page(self._file_uris, cursor, limit, scope="resources")
-        return Page(tuple(self._files[k] for k in keys), next_cursor)
+        keys, next_cursor = _page(self._all_file_uris(), cursor, limit, scope="resources")
+        served = (self.file(k) for k in keys)
+        return Page(tuple(s for s in served if s is not None), next_cursor)
+
+    def _all_file_uris(self) -> list[str]:
+        uris = self._file_uris
+        if uris is None:
+            uris = self._file_uris = sorted({f.uri for s in self._skills.values() for f in s.files})
+        return uris
 
     # -- directories -----------------------------------------------------------------------------------------------
 
     def is_directory(self, uri: str) -> bool:
-        return uri in self._children
+        tree = self._tree_of(uri)
+        return tree is not None and uri in tree
 
     def children_page(self, uri: str, cursor: str | None, limit: int) -> Page[DirectoryChild]:
         """A page of the direct children of the directory at `uri` (which must be a directory)."""
-        kids = self._children[uri]
+        tree = self._tree_of(uri)
+        if tree is None or uri not in tree:
+            raise KeyError(uri)
+        kids = tree[uri]
         keys, next_cursor = _page([k.uri for k in kids], cursor, limit, scope="dir:" + uri)
         by_uri = {k.uri: k for k in kids}
         return Page(tuple(by_uri[k] for k in keys), next_cursor)
+
+    def _tree_of(self, uri: str) -> dict[str, list[DirectoryChild]] | None:
+        """The directories of the outermost skill enclosing `uri` (nested skills included), or None."""
+        enclosing = self.skills_enclosing(uri)
+        if not enclosing:
+            return None
+        outer = enclosing[-1]
+        tree = self._trees.get(outer.uri)
+        if tree is None:
+            tree = self._trees[outer.uri] = _directories(self._skills_under(outer))
+        return tree
+
+    def _skills_under(self, outer: Skill) -> list[Skill]:
+        """`outer` and every skill nested in it."""
+        prefix = outer.root_uri + "/"
+        lo = bisect_left(self._skill_uris, prefix)
+        hi = bisect_left(self._skill_uris, prefix[:-1] + "0", lo)  # "0" sorts right after "/"
+        return [self._skills[u] for u in self._skill_uris[lo:hi]]
+
+
+def _uri_of(skill: Skill) -> str:
+    return skill.uri
+
+
+def _directories(skills: Iterable[Skill]) -> dict[str, list[DirectoryChild]]:
+    """Each directory of `skills` (their roots and every folder holding a file) and its direct children."""
+    children: dict[str, dict[str, DirectoryChild]] = {}
+    for skill in skills:
+        root = skill.root_uri
+        children.setdefault(root, {})
+        known = {root}  # folders of this skill already recorded, with every folder above them
+        for f in skill.files:
+            uri = f.uri
+            parent, _, leaf = uri.rpartition("/")
+            if parent not in known:
+                _add_folders(children, root, parent, known)
+            kids = children[parent]
+            if uri not in kids:
+                name = unquote(leaf) if "%" in leaf else leaf
+                kids[uri] = DirectoryChild(uri, name, f.mime_type, False)
+    return {d: sorted(kids.values(), key=lambda c: c.uri) for d, kids in children.items()}
 
 
 def _add_folders(children: dict[str, dict[str, DirectoryChild]], root_uri: str, folder: str, known: set[str]) -> None:

@@ -50,12 +50,18 @@ class Skill:
     files: tuple[SkillFile, ...]
     uri: str = field(init=False)
     root_uri: str = field(init=False)
+    _by_uri: dict[str, SkillFile] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "uri", skill_uri(self.skill_path))
         object.__setattr__(self, "root_uri", directory_uri(self.skill_path))
         if not self.files or self.files[0].rel_path != SKILL_FILE:
             raise ValueError(f"{self.uri}: the manifest must start with {SKILL_FILE}")
+        object.__setattr__(self, "_by_uri", {f.uri: f for f in self.files})
+
+    def file(self, uri: str) -> SkillFile | None:
+        """This skill's file at `uri`, or None."""
+        return self._by_uri.get(uri)
 
     @property
     def name(self) -> str:

@@ -17,7 +17,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import logging
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -43,6 +44,10 @@ class SkillSource(Protocol):
 
     def changed(self, skill_uri: str) -> bool:
         """True if the skill at `skill_uri` differs on disk from what the last scan indexed."""
+        ...
+
+    def update(self, paths: Iterable[str], generation: int) -> Catalog:
+        """A catalog with the changes at `paths` applied (re-indexing only what they touch)."""
         ...
 
 
@@ -107,16 +112,21 @@ class SkillService:
         for listener in self._listeners:
             listener(catalog)
 
-    async def rebuild(self, seen_generation: int | None = None) -> Catalog:
+    async def rebuild(self, seen_generation: int | None = None, *, paths: Iterable[str] | None = None) -> Catalog:
         """Rescan the source and publish the result; concurrent callers share one rescan.
 
+        With `paths` (files or folders that changed), only what they touch is re-indexed.
         This is the rescan API: the file watcher and SIGHUP (`server/watch.py`) call it too.
         """
         async with self._rebuild_lock:
             current = self._catalog
             if seen_generation is not None and current.generation != seen_generation:
                 return current  # someone rebuilt while we waited
-            catalog = await anyio.to_thread.run_sync(self.source.scan, current.generation + 1)
+            if paths is None:
+                catalog = await anyio.to_thread.run_sync(self.source.scan, current.generation + 1)
+            else:
+                changed = list(paths)
+                catalog = await anyio.to_thread.run_sync(self.source.update, changed, current.generation + 1)
             self.swap(catalog)
             logger.info("catalog rebuilt: %d skills, %d refused", len(catalog), len(catalog.refusals))
             return catalog
@@ -125,7 +135,9 @@ class SkillService:
         """`catalog`, or a rebuilt one if any of `skills` changed on disk since it was indexed."""
         for skill in skills:
             if await anyio.to_thread.run_sync(self.source.changed, skill.uri):
-                return await self.rebuild(seen_generation=catalog.generation)
+                served = catalog.file(skill.uri)
+                where = [os.path.dirname(served.location)] if served is not None else None
+                return await self.rebuild(seen_generation=catalog.generation, paths=where)
         return catalog
 
     # -- results -----------------------------------------------------------------------------------------------------
@@ -218,7 +230,7 @@ class SkillService:
             ):
                 return self._cacheable({"contents": [_contents(canonical, served.file.mime_type, data)]}, modern)
             logger.info("%s changed on disk since it was indexed; rebuilding the catalog", canonical)
-            await self.rebuild(seen_generation=catalog.generation)
+            await self.rebuild(seen_generation=catalog.generation, paths=[served.location])
         raise MCPError(INTERNAL_ERROR, f"{canonical} keeps changing on disk; try again", {"uri": canonical})
 
 

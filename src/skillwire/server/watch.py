@@ -64,8 +64,8 @@ async def watch_and_rebuild(
     with the disk. Once the watcher is up, one catch-up rebuild covers changes made
     between the service's first scan and now; `task_status.started()` follows it.
 
-    Each rebuild is a full rescan of every root (re-hashing only the changed files is
-    a later improvement). A failed rebuild is logged and the watcher carries on. A
+    A rebuild re-indexes only the skills holding the changed paths (the catch-up is a
+    rescan, which still reads only files whose stat changed). A failed rebuild is logged and the watcher carries on. A
     root that does not exist is reported once and watched when it appears (the
     others are watched meanwhile); a failed watcher is restarted after a growing
     pause, with a one-line warning. Cancellation stops it cleanly.
@@ -104,7 +104,7 @@ async def watch_and_rebuild(
                 async for changes in batches:
                     if changes or catch_up:
                         logger.debug("%d file changes under %s; rebuilding", len(changes), _show(roots))
-                        await _rebuild(service)
+                        await _rebuild(service, None if catch_up else sorted({path for _, path in changes}))
                         catch_up = False
                     if not started:
                         started = True
@@ -139,9 +139,10 @@ async def rescan_on_sighup(service: SkillService, *, task_status: TaskStatus[Non
             await _rebuild(service)
 
 
-async def _rebuild(service: SkillService) -> None:
+async def _rebuild(service: SkillService, paths: list[str] | None = None) -> None:
+    """Rescan (or, given the changed `paths`, re-index only what they touch); never raises."""
     try:
-        await service.rebuild()
+        await service.rebuild(paths=paths)
     except Exception:  # a bad rebuild keeps the previous snapshot; the next change tries again
         logger.exception("rebuilding the catalog failed; still serving the previous one")
 
@@ -158,14 +159,7 @@ def _roots(service: SkillService) -> tuple[Path, ...]:
 
 def _served(catalog: Catalog) -> dict[str, str]:
     """What a client can observe: every served file URI and its digest (skills are derived from these)."""
-    served: dict[str, str] = {}
-    cursor: str | None = None
-    while True:
-        page = catalog.files_page(cursor, 10_000)
-        served.update((f.file.uri, f.file.digest) for f in page.items)
-        if page.next_cursor is None:
-            return served
-        cursor = page.next_cursor
+    return {f.uri: f.digest for skill in catalog.skills for f in skill.files}
 
 
 class ChangeNotifier:
