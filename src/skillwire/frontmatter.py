@@ -24,7 +24,9 @@ Why this module parses YAML itself instead of calling `yaml.safe_load`:
   consumes its event stream and builds the JSON value in one pass. That is faster than
   libyaml's own composer plus PyYAML resolvers (which could not redefine anchors, as
   YAML and JS allow), and about 10x faster than the pure-Python `yaml.safe_load`. The
-  pure-Python parser is used only if PyYAML was built without libyaml.
+  pure-Python parser is used only if PyYAML was built without libyaml. Before any of
+  that, the common shape (`key: value` lines, one level of nesting, unambiguous scalars)
+  is read by one regular expression, about 5x faster, with the same result.
 * libyaml is a YAML 1.1 parser, which treats NEL, LS, PS and a lone CR as line breaks
   and rejects control characters and `\\ud83d`-style surrogate escapes; YAML 1.2 and
   JS take them as ordinary content. They are swapped for unused private-use characters
@@ -198,6 +200,8 @@ _Raw: TypeAlias = JSONValue  # a value before JSON checks: numbers may still be 
 # The frontmatter block as the conformance suite extracts it; shared with the linter.
 FRONTMATTER_BLOCK = re.compile(r"---\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|\Z)")
 _EMPTY_FRONTMATTER = re.compile(r"---\r?\n---[ \t]*(?:\r?\n|\Z)")
+# FRONTMATTER_BLOCK's closing line, found by `_frontmatter_block` without the lazy scan.
+_CLOSING_LINE = re.compile(r"\n---[ \t]*(?:\r?\n|\Z)")
 
 
 def parse_skill_md(raw: bytes, *, path: str = "SKILL.md") -> ParsedSkillFile:
@@ -221,11 +225,33 @@ def parse_skill_md(raw: bytes, *, path: str = "SKILL.md") -> ParsedSkillFile:
         ) from None
     if text.startswith("\ufeff"):
         text = text[1:]
-    match = FRONTMATTER_BLOCK.match(text)
-    if match is None:
+    block = _frontmatter_block(text)
+    if block is None:
         _raise_extraction_error(text, path)
-    frontmatter = parse_yaml_mapping(match.group(1), path=path, first_line=2)
-    return ParsedSkillFile(frontmatter=frontmatter, body=text[match.end() :], frontmatter_start_line=2)
+    yaml_text, end = block
+    frontmatter = parse_yaml_mapping(yaml_text, path=path, first_line=2)
+    return ParsedSkillFile(frontmatter=frontmatter, body=text[end:], frontmatter_start_line=2)
+
+
+def _frontmatter_block(text: str) -> tuple[str, int] | None:
+    """`FRONTMATTER_BLOCK.match(text)` as (group 1, end of the match), or None, but faster.
+
+    The expression's lazy group tries the closing line at every character; a search that
+    starts with the closing line's literal line break and dashes finds the same first one.
+    """
+    if text.startswith("---\n"):
+        start = 4
+    elif text.startswith("---\r\n"):
+        start = 5
+    else:
+        return None
+    closing = _CLOSING_LINE.search(text, start)
+    if closing is None:
+        return None
+    end = closing.start()
+    if text[end - 1] == "\r":  # a CRLF before the closing line
+        end -= 1
+    return text[start:end], closing.end()
 
 
 def _raise_extraction_error(text: str, path: str) -> NoReturn:
@@ -269,6 +295,76 @@ def parse_yaml_mapping(text: str, *, path: str = "SKILL.md", first_line: int = 1
     """
     if text.startswith("\ufeff"):
         text = text[1:]
+    simple = _parse_simple(text)
+    if simple is not None:
+        return simple
+    return _parse_full(text, path=path, first_line=first_line)
+
+
+# The fast path's lines. A non-empty line of a trivially simple frontmatter gives groups 1-4:
+# indentation, key, and the value if any, as a plain scalar or a quoted one with its quotes.
+# The key is short enough to be an implicit key (libyaml allows 1024 characters). A plain
+# value starts with no indicator ('-' only before a digit or '.', as in -1 and -.5), holds
+# no '#' or ': ' and ends in neither ':' nor a space. A quoted value holds no '#', no quote
+# of its kind, and no backslash. Any other line gives group 5. Tabs, CR and non-printable
+# characters pass here: `_parse_simple` refuses them with `str.isprintable`.
+_SIMPLE_LINES = re.compile(
+    r"^(?:( *)([A-Za-z_][A-Za-z0-9_.-]{0,127}):(?: +(?:"
+    r"((?:[^-?:,\[\]{}#&*!|>'\"%@` \n]|-[0-9.])[^#:\n]*(?::+[^ #:\n][^#:\n]*)*(?<! ))"
+    r"|('[^'#\n]*'|\"[^\"\\#\n]*\")"
+    r"))?|(.+))$",
+    re.MULTILINE,
+)
+
+
+def _parse_simple(text: str) -> dict[str, JSONValue] | None:
+    """The JSON object of a trivially simple YAML text, or None to leave it to `_parse_full`.
+
+    Nearly all frontmatter is `key: value` lines plus at most one level of nested ones;
+    one regular expression over them is several times faster than composing libyaml events.
+    The result is the one `_parse_full` gives (tests/test_frontmatter_fast.py compares them);
+    anything less plain, and every error, returns None.
+    """
+    if not text.replace("\n", "").isprintable():
+        return None
+    result: dict[str, JSONValue] = {}
+    nested: dict[str, JSONValue] | None = None  # the mapping that indented lines go into
+    opener = ""  # the last top-level key if it has no value: indented lines below are its mapping
+    indent = 0
+    for spaces, key, plain, quoted, other in _SIMPLE_LINES.findall(text):
+        if other or (key[0] in _CORE_FIRST and type(_resolve_plain(key)) is not str):  # `null:`, `True:`
+            return None
+        value: JSONValue = None
+        if plain:
+            value = _resolve_plain(plain)
+            if type(value) is float:
+                if not math.isfinite(value):  # the full parser reports it
+                    return None
+                value = _integral_as_int(value)
+        elif quoted:
+            value = quoted[1:-1]
+        if spaces:
+            if nested is None:
+                if not opener:  # the continuation of a value, or an indented first line
+                    return None
+                nested = result[opener] = {}
+                indent = len(spaces)
+            elif len(spaces) != indent:
+                return None
+            opener = ""
+            target = nested
+        else:
+            nested = None
+            opener = "" if plain or quoted else key
+            target = result
+        if key in target:
+            return None
+        target[key] = value
+    return result or None
+
+
+def _parse_full(text: str, *, path: str, first_line: int) -> dict[str, JSONValue]:
+    """`parse_yaml_mapping` for any text (without a BOM): libyaml events through `_Composer`."""
     last_line = first_line + text.count("\n")
     if text and text[-1] != "\n":
         # JS ends a block scalar at the end of the text as if a line break followed
@@ -587,10 +683,7 @@ class _Composer:
         if tag is None:
             if event.style:  # quoted and block scalars are strings
                 return value
-            if value and value[0] not in _CORE_FIRST:
-                return value
-            match = _CORE.fullmatch(value)
-            return value if match is None else _construct(match.lastgroup, value)
+            return _resolve_plain(value)
         if tag == "!" or not tag.startswith(_YAML_TAG):
             return value  # non-specific and unknown tags: JS keeps the string
         name = tag[len(_YAML_TAG) :]
@@ -736,8 +829,7 @@ class _Composer:
                     "yaml-not-json",
                     event,
                 )
-            if raw.is_integer() and abs(raw) < 1e21:
-                return int(raw)  # JSON.stringify prints it as an integer
+            return _integral_as_int(raw)
         return raw
 
     def add_key(self, frame: _Frame, raw: _Raw, event: Event, source: str | None, from_alias: bool) -> None:
@@ -792,6 +884,21 @@ def _mark(event: Event) -> _AnyMark:
     mark = event.start_mark
     assert mark is not None  # both parsers set marks on every event
     return mark
+
+
+def _resolve_plain(value: str) -> _Raw:
+    """The JavaScript value of an untagged plain scalar: yaml v2 core-schema resolution."""
+    if value and value[0] not in _CORE_FIRST:
+        return value
+    match = _CORE.fullmatch(value)
+    return value if match is None else _construct(match.lastgroup, value)
+
+
+def _integral_as_int(number: float) -> int | float:
+    """A finite double as a JSON value: an `int` if JSON.stringify prints it as an integer."""
+    if number.is_integer() and abs(number) < 1e21:
+        return int(number)
+    return number
 
 
 def _construct(group: str | None, value: str) -> _Raw:
