@@ -39,8 +39,14 @@ def encode_segment(segment: str) -> str:
     return quote(segment, safe=_SAFE)
 
 
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/]*")
+
+
 def join_segments(segments: Sequence[str]) -> str:
     """`/`-join encoded segments."""
+    joined = "/".join(segments)
+    if _PLAIN_PATH.fullmatch(joined) and joined.count("/") == len(segments) - 1:
+        return joined  # no segment needs encoding, and none held a "/" of its own
     return "/".join(encode_segment(s) for s in segments)
 
 

@@ -10,7 +10,7 @@ import os
 import shutil
 import signal
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -171,16 +171,16 @@ async def test_a_failed_rebuild_is_logged_and_the_watcher_carries_on(
     root = make_root(tmp_path)
     source = FolderSource([root])
     service = SkillService(source)
-    real_scan = source.scan
+    real_update = source.update
     failures = [RuntimeError("disk on fire")]
 
-    def flaky_scan(generation: int = 0) -> Catalog:
+    def flaky_update(paths: Iterable[str], generation: int) -> Catalog:
         if failures:
             raise failures.pop()
-        return real_scan(generation)
+        return real_update(paths, generation)
 
     async with watching(service):
-        monkeypatch.setattr(source, "scan", flaky_scan)
+        monkeypatch.setattr(source, "update", flaky_update)
         write_skill(root / "gamma")
         await eventually(_async(lambda: not failures), "the failing rebuild ran")
         write_skill(root / "delta")
@@ -263,6 +263,30 @@ async def test_no_watch_server_rescans_on_sighup(tmp_path: Path) -> None:
             )
             got = await skills_get(client, "skill://gamma/SKILL.md")
             assert got.skill["uri"] == "skill://gamma/SKILL.md"
+        server.assert_alive()
+
+
+async def test_a_restart_with_a_digest_cache_serves_at_once_then_checks_the_disk(tmp_path: Path) -> None:
+    """skillwire choice: --digest-cache restores the last catalog before touching the disk, then a background
+    scan (no watcher, no SIGHUP here) brings it up to date; skills/get checks its own folder first."""
+    root = make_root(tmp_path)
+    cache = tmp_path / "state" / "digests.json"
+    with http_server([root], "--no-watch", "--digest-cache", str(cache)) as server:
+        async with Client(server.url, mode="auto", cache=None) as client:
+            assert "skill://alpha/SKILL.md" in await _listed(client)
+    assert cache.is_file()
+    write_skill(root / "alpha", "Edited while the server was down")
+    write_skill(root / "delta")
+    with http_server([root], "--no-watch", "--digest-cache", str(cache)) as server:
+        assert "restored from" in server.stderr
+        async with Client(server.url, mode="auto", cache=None) as client:
+            got = await skills_get(client, "skill://alpha/SKILL.md")
+            assert got.skill["frontmatter"]["description"] == "Edited while the server was down"
+            listing = await eventually(
+                lambda: _when(lambda: _listed(client), lambda d: "skill://delta/SKILL.md" in d),
+                "the background check publishes what changed while the server was down",
+            )
+            assert listing["skill://alpha/SKILL.md"] == "Edited while the server was down"
         server.assert_alive()
 
 

@@ -130,3 +130,101 @@ def test_recently_changed_files_are_not_remembered(tmp_path: Path, monkeypatch: 
     make_catalog(root)
     FolderSource([root], digest_cache=cache).scan()
     assert len(digest_cache.DigestCache.load(cache)) == 0
+
+
+# -- the catalog snapshot: restore() publishes without touching the disk ----------------------------------------------
+
+
+def test_restore_publishes_the_last_catalog_without_opening_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, cache = tmp_path / "skills", tmp_path / "digests.json"
+    make_catalog(root)
+    (root / "broken").mkdir()
+    (root / "broken" / "SKILL.md").write_text("no frontmatter\n")
+    scanned = FolderSource([root], digest_cache=cache).scan()
+    opened: list[str] = []
+    real_open, real_scandir = os.open, os.scandir
+
+    def spy_open(path: str, *args: int, **kwargs: int) -> int:
+        opened.append(str(path))
+        return real_open(path, *args, **kwargs)
+
+    def spy_scandir(path: str) -> object:
+        opened.append(str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "open", spy_open)
+    monkeypatch.setattr(os, "scandir", spy_scandir)
+    source = FolderSource([root], digest_cache=cache)
+    restored = source.restore(generation=0)
+    assert restored is not None
+    assert opened == []
+    assert entries(restored) == entries(scanned)
+    assert not source.verified
+    assert source.changed("skill://team/alpha/SKILL.md")  # nothing checked yet: every skill may have changed
+    monkeypatch.undo()
+    assert entries(source.scan(1)) == entries(scanned)
+    assert source.verified
+    assert not source.changed("skill://team/alpha/SKILL.md")
+
+
+def test_a_restored_catalog_is_corrected_by_the_first_scan(tmp_path: Path) -> None:
+    root, cache = tmp_path / "skills", tmp_path / "digests.json"
+    make_catalog(root)
+    FolderSource([root], digest_cache=cache).scan()
+    (root / "team" / "beta" / "SKILL.md").write_text("---\nname: beta\ndescription: Edited while down\n---\n")
+    source = FolderSource([root], digest_cache=cache)
+    stale = source.restore()
+    assert stale is not None
+    assert stale.skill("skill://team/beta/SKILL.md").frontmatter["description"] == "Does beta"  # type: ignore[union-attr]
+    fresh = source.update([str(root / "team" / "beta" / "SKILL.md")], generation=1)  # the first change: a full scan
+    assert entries(fresh) == entries(FolderSource([root]).scan())
+
+
+def test_restore_needs_a_snapshot_for_the_same_roots(tmp_path: Path) -> None:
+    root, cache = tmp_path / "skills", tmp_path / "digests.json"
+    make_catalog(root)
+    assert FolderSource([root], digest_cache=cache).restore() is None  # no cache file yet
+    FolderSource([root], digest_cache=cache).scan()
+    other = tmp_path / "other"
+    other.mkdir()
+    assert FolderSource([root, other], digest_cache=cache).restore() is None
+    assert FolderSource([root]).restore() is None  # no cache configured
+
+
+def test_a_snapshot_naming_a_file_outside_the_roots_is_refused(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A cache file edited by someone else must not publish /etc/passwd as a skill file."""
+    root, cache = tmp_path / "skills", tmp_path / "digests.json"
+    make_catalog(root)
+    FolderSource([root], digest_cache=cache).scan()
+    header, snapshot, rows = cache.read_bytes().split(b"\n", 2)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("do not serve\n")
+    for tampered in (
+        snapshot.replace(b"{}]", b'{"scripts/run.py":"' + str(secret).encode() + b'"}]', 1),
+        snapshot.replace(b'"scripts/run.py"', b'"../../secret.txt"', 1),
+    ):
+        assert tampered != snapshot
+        cache.write_bytes(b"\n".join([header, tampered, rows]))
+        with caplog.at_level(logging.WARNING, logger="skillwire.sources"):
+            assert FolderSource([root], digest_cache=cache).restore() is None
+        assert any("outside every root" in r.getMessage() for r in caplog.records)
+        caplog.clear()
+
+
+@pytest.mark.parametrize(
+    "snapshot",
+    [b"not json", b"[]", b'{"roots": []}', b'{"roots": ["ROOT"], "skills": [[1]], "refusals": []}'],
+)
+def test_a_corrupt_snapshot_is_ignored(tmp_path: Path, snapshot: bytes) -> None:
+    root, cache = tmp_path / "skills", tmp_path / "digests.json"
+    make_catalog(root)
+    FolderSource([root], digest_cache=cache).scan()
+    header, _, rows = cache.read_bytes().split(b"\n", 2)
+    cache.write_bytes(b"\n".join([header, snapshot.replace(b"ROOT", str(root).encode()), rows]))
+    source = FolderSource([root], digest_cache=cache)
+    assert source.restore() is None
+    assert entries(source.scan()) == entries(FolderSource([root]).scan())

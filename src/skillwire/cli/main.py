@@ -3,6 +3,7 @@
     skillwire serve skills/                    # stdio (what an MCP host launches)
     skillwire serve skills/ --http 127.0.0.1:8000
     skillwire serve skills/ --no-watch         # rescan only on SIGHUP (POSIX)
+    skillwire serve skills/ --digest-cache ~/.cache/skillwire/skills.json   # fast restarts
 
 Errors are one line on stderr (`skillwire: error: ...`) and exit status 2 for
 usage, 1 for failures; `--debug` shows tracebacks.
@@ -23,7 +24,13 @@ import skillwire
 from skillwire.catalog import Catalog, Refusal
 from skillwire.errors import SkillwireError
 from skillwire.server.extension import SkillsExtension
-from skillwire.server.service import DEFAULT_CACHE_SCOPE, DEFAULT_PAGE_SIZE, DEFAULT_TTL_MS, ServeOptions
+from skillwire.server.service import (
+    DEFAULT_CACHE_SCOPE,
+    DEFAULT_PAGE_SIZE,
+    DEFAULT_TTL_MS,
+    ServeOptions,
+    SkillService,
+)
 
 PROG = "skillwire"
 
@@ -94,6 +101,11 @@ def _parser() -> argparse.ArgumentParser:
         "--cache-scope", choices=("public", "private"), default=DEFAULT_CACHE_SCOPE, help="default public"
     )
     serve.add_argument("--quiet", action="store_true", help="print no summary")
+    serve.add_argument(
+        "--digest-cache",
+        metavar="FILE",
+        help="remember digests and the catalog in FILE: a restart serves at once and then checks the disk",
+    )
     serve.add_argument(
         "--no-watch",
         dest="watch",
@@ -193,8 +205,10 @@ def _host(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from skillwire.cli.progress import ProgressBar
     from skillwire.server.run import bind, build_server, serve_http, serve_stdio
     from skillwire.server.watch import LiveReload
+    from skillwire.sources.filesystem import FolderSource
 
     try:
         options = ServeOptions(page_size=args.page_size, ttl_ms=args.ttl_ms, cache_scope=args.cache_scope)
@@ -202,10 +216,14 @@ def _serve(args: argparse.Namespace) -> int:
         raise CliError(str(err)) from None
     # A bad --http value is a usage error: report it before scanning, so it is the only line printed.
     address = None if args.http is None else _host_port(args.http)
-    extension = SkillsExtension.from_paths(args.paths, options)
+    progress = ProgressBar(sys.stderr) if not args.quiet and sys.stderr.isatty() else None
+    source = FolderSource(args.paths, digest_cache=args.digest_cache, progress=progress)
+    extension = SkillsExtension(SkillService(source, options))
     catalog = extension.service.catalog
     if not args.quiet:
         print_summary(catalog, sys.stderr)
+        if extension.service.restored:
+            print(f"{PROG}: restored from {args.digest_cache}; checking the disk in the background", file=sys.stderr)
     server = build_server(extension)
     live = LiveReload(extension.service, watch=args.watch)
     live.install(server)

@@ -88,7 +88,11 @@ class SkillService:
     def __init__(self, source: SkillSource, options: ServeOptions | None = None) -> None:
         self.source = source
         self.options = options or ServeOptions()
-        self._catalog = source.scan(generation=0)
+        restore = getattr(source, "restore", None)  # a source with a snapshot can start without touching the disk
+        restored: Catalog | None = restore(generation=0) if restore is not None else None
+        self.restored = restored is not None
+        # True if the first catalog came from a snapshot: `rebuild()` soon (LiveReload does) to check the disk.
+        self._catalog = restored if restored is not None else source.scan(generation=0)
         self._rebuild_lock = anyio.Lock()
         self._listeners: list[Callable[[Catalog], None]] = []
 

@@ -269,6 +269,8 @@ class LiveReload:
         async with anyio.create_task_group() as tg:
             tg.start_soon(self.notifier.run)
             await tg.start(rescan_on_sighup, self.service)
+            if self.service.restored and not self.watch:
+                tg.start_soon(_rebuild, self.service)  # check the restored snapshot against the disk
             if self.watch:
                 # Not awaited: serving starts at once, and the watcher's catch-up rebuild
                 # covers whatever changed before it was up.

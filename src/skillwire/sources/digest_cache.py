@@ -8,6 +8,12 @@ digest and MIME type, plus, for a SKILL.md, its parsed frontmatter and the line
 it starts on (so a warm start need not read or parse it either). Nothing else is
 stored: no paths, no content.
 
+The file also keeps a snapshot of the last catalog built with it (skills, their
+files' digests and locations, refusals), so a restart can publish at once and
+check the disk afterwards (`FolderSource.restore`). The file is three lines of
+compact JSON (a header, the snapshot, the digest entries), and each part is
+decoded only when asked for.
+
 The cache is only a hint: the server re-hashes a file on every read, so a stale
 entry can never serve bytes that disagree with the manifest. A missing, corrupt
 or unreadable cache file is ignored with a warning; it is written atomically
@@ -36,7 +42,7 @@ logger = logging.getLogger(__name__)
 FileKey = tuple[int, int, int, int, int]  # (st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns)
 
 _FORMAT = "skillwire-digest-cache"
-_VERSION = 1
+_VERSION = 2
 RACY_NS = 2_000_000_000  # files changed less than this long ago are not cached
 
 
@@ -56,10 +62,14 @@ def file_key(st: os.stat_result) -> FileKey:
 class DigestCache:
     """Entries loaded from one file, and the entries a scan used (which are what `save` writes)."""
 
-    def __init__(self, path: Path | None, entries: dict[FileKey, CacheEntry] | None = None) -> None:
+    def __init__(
+        self, path: Path | None, entries: dict[FileKey, CacheEntry] | None = None, snapshot: str | None = None
+    ) -> None:
         self.path = path
         self._old: dict[FileKey, CacheEntry] = entries or {}
         self._new: dict[FileKey, CacheEntry] = {}
+        self._entries_text: str | None = None  # decoded on first use
+        self._snapshot_text = snapshot
 
     @classmethod
     def load(cls, path: Path) -> DigestCache:
@@ -72,17 +82,44 @@ class DigestCache:
             logger.warning("digest cache %s unreadable, ignored: %s", path, exc.strerror or exc)
             return cls(path)
         try:
-            entries = _decode(raw)
+            header, snapshot, entries = raw.split(b"\n", 2)
+            doc = json.loads(header)
+            if not isinstance(doc, dict) or doc.get("format") != _FORMAT or doc.get("version") != _VERSION:
+                raise ValueError("not a skillwire digest cache of this version")
+            snapshot_text = snapshot.decode("utf-8")
+            entries_text = entries.decode("utf-8")
         except (ValueError, TypeError, KeyError, IndexError) as exc:
             logger.warning("digest cache %s is corrupt, ignored: %s", path, exc)
             return cls(path)
-        return cls(path, entries)
+        cache = cls(path, snapshot=None if snapshot_text == "null" else snapshot_text)
+        cache._entries_text = entries_text
+        return cache
+
+    def _entries(self) -> dict[FileKey, CacheEntry]:
+        if self._entries_text is not None:
+            text, self._entries_text = self._entries_text, None
+            try:
+                self._old = _decode(text)
+            except (ValueError, TypeError, KeyError, IndexError) as exc:
+                logger.warning("digest cache %s is corrupt, ignored: %s", self.path, exc)
+                self._old = {}
+        return self._old
+
+    def snapshot(self) -> Any:
+        """The stored catalog snapshot as decoded JSON (None if there is none or it does not decode)."""
+        if self._snapshot_text is None:
+            return None
+        try:
+            return json.loads(self._snapshot_text)
+        except ValueError as exc:
+            logger.warning("digest cache %s: catalog snapshot is corrupt, ignored: %s", self.path, exc)
+            return None
 
     def __len__(self) -> int:
-        return len(self._old)
+        return len(self._entries())
 
     def get(self, key: FileKey) -> CacheEntry | None:
-        return self._old.get(key)
+        return self._entries().get(key)
 
     def put(self, key: FileKey, entry: CacheEntry) -> None:
         """Remember `entry` for the next start, unless the file changed too recently to trust its times."""
@@ -92,12 +129,13 @@ class DigestCache:
             return
         self._new[key] = entry
 
-    def save(self) -> None:
-        """Write the entries this scan used, atomically; a failure is logged, never raised."""
+    def save(self, snapshot: Any = None) -> None:
+        """Write the entries this scan used (and `snapshot`, JSON-ready), atomically; failures are logged."""
         if self.path is None:
             return
-        if self._new == self._old:  # an unchanged catalog: nothing to write
-            self._new = {}
+        snapshot_text = json.dumps(snapshot, separators=(",", ":")) if snapshot is not None else None
+        if self._new == self._entries() and snapshot_text == self._snapshot_text:
+            self._new = {}  # an unchanged catalog: nothing to write
             return
         rows = []
         for key, e in self._new.items():
@@ -105,7 +143,9 @@ class DigestCache:
             if e.frontmatter is not None:
                 row += [e.frontmatter[0], e.frontmatter[1]]
             rows.append(row)
-        data = json.dumps({"format": _FORMAT, "version": _VERSION, "entries": rows}, separators=(",", ":"))
+        header = json.dumps({"format": _FORMAT, "version": _VERSION}, separators=(",", ":"))
+        # Compact JSON escapes every newline inside strings, so the three parts split on "\n".
+        data = "\n".join([header, snapshot_text or "null", json.dumps(rows, separators=(",", ":"))])
         tmp = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -121,14 +161,15 @@ class DigestCache:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
         self._old, self._new = self._new, {}
+        self._snapshot_text = snapshot_text
 
 
-def _decode(raw: bytes) -> dict[FileKey, CacheEntry]:
-    doc = json.loads(raw)
-    if not isinstance(doc, dict) or doc.get("format") != _FORMAT or doc.get("version") != _VERSION:
-        raise ValueError("not a skillwire digest cache of this version")
+def _decode(text: str) -> dict[FileKey, CacheEntry]:
+    rows = json.loads(text)
+    if not isinstance(rows, list):
+        raise ValueError("entries are not a list")
     entries: dict[FileKey, CacheEntry] = {}
-    for row in doc["entries"]:
+    for row in rows:
         if not isinstance(row, list) or len(row) not in (7, 9):
             raise ValueError("malformed entry")
         key: FileKey = (row[0], row[1], row[2], row[3], row[4])

@@ -23,13 +23,15 @@ costs about as much as the skill it touched.
 from __future__ import annotations
 
 import bisect
+import gc
 import hashlib
 import logging
 import os
 import re
 import stat
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -141,6 +143,8 @@ class FolderSource:
         self._states: list[_RootState | Refusal] = []
         self._index: dict[str, _Built] = {}
         self._logged: set[Refusal] = set()
+        self._publish_refusals: list[Refusal] = []
+        self._restored = False  # published from the digest cache's snapshot; nothing checked on disk yet
 
     def scan(self, generation: int = 0) -> Catalog:
         """Walk every root and build a catalog; files unchanged since the last scan are not read again."""
@@ -148,13 +152,74 @@ class FolderSource:
         if cache is None and self.digest_cache_path is not None:
             cache = self._cache = DigestCache.load(self.digest_cache_path)
         previous: list[_RootState | Refusal | None] = [*self._states] or [None] * len(self.roots)
-        self._states = [
-            self._scan_root(root, old if isinstance(old, _RootState) else None, cache)
-            for root, old in zip(self.roots, previous, strict=True)
-        ]
+        with _gc_paused():
+            self._states = [
+                self._scan_root(root, old if isinstance(old, _RootState) else None, cache)
+                for root, old in zip(self.roots, previous, strict=True)
+            ]
+            catalog = self._publish(generation)
+        self._restored = False
         if cache is not None:
-            cache.save()
-        return self._publish(generation)
+            cache.save(self._snapshot())
+        return catalog
+
+    @property
+    def verified(self) -> bool:
+        """False while the catalog was only restored from the digest cache and the disk is not yet checked."""
+        return not self._restored
+
+    def restore(self, generation: int = 0) -> Catalog | None:
+        """The catalog the digest cache's snapshot holds for these roots, read from the cache alone.
+
+        This is the near-instant restart: nothing on disk is walked or read, so the caller
+        must `scan()` soon after (the server does so in the background). Until then
+        `changed()` answers True for every skill, and reads still re-hash what they send.
+        None when there is no cache, no snapshot, or one for other roots.
+        """
+        if self.digest_cache_path is None or self._states:
+            return None
+        cache = self._cache = self._cache or DigestCache.load(self.digest_cache_path)
+        with _gc_paused():
+            snapshot = cache.snapshot()
+            if snapshot is None:
+                return None
+            try:
+                restored = _restore(snapshot, self.roots)
+            except (ValueError, TypeError, KeyError, IndexError, SkillError) as exc:
+                logger.warning("digest cache %s: catalog snapshot unusable, ignored: %s", self.digest_cache_path, exc)
+                return None
+        if restored is None:
+            return None
+        skills, locations, refusals = restored
+        self._restored = True
+        logger.info("restored %d skills from %s; checking the disk next", len(skills), self.digest_cache_path)
+        return Catalog(skills, locations, refusals, generation=generation)
+
+    def _snapshot(self) -> dict[str, Any]:
+        """What `restore` needs, JSON-ready: the roots, each served skill with its files, and the refusals."""
+        skills = []
+        for built in self._index.values():
+            files = built.skill.files
+            prefix = built.real_dir + "/"
+            moved = {
+                f.rel_path: where
+                for f, where in zip(files, built.locations, strict=True)
+                if where != prefix + f.rel_path
+            }
+            skills.append(
+                [
+                    list(built.skill.skill_path),
+                    built.skill.frontmatter,
+                    built.real_dir,
+                    [f.rel_path for f in files],
+                    [f.digest for f in files],
+                    [f.size for f in files],
+                    [f.mime_type for f in files],
+                    moved,
+                ]
+            )
+        refusals = [[r.path, r.rule, r.message, r.line, r.skill] for r in self._publish_refusals]
+        return {"roots": [os.path.abspath(r) for r in self.roots], "skills": skills, "refusals": refusals}
 
     def update(self, paths: Iterable[str | os.PathLike[str]], generation: int) -> Catalog:
         """Apply changes at `paths` (files or folders, changed, added or removed) and build a catalog.
@@ -203,6 +268,8 @@ class FolderSource:
         Walks only that skill's folder and compares names, sizes, times and inodes;
         it reads no file content. A skill this source did not index is unchanged.
         """
+        if self._restored:
+            return True
         built = self._index.get(skill_uri)
         if built is None:
             return False
@@ -272,6 +339,7 @@ class FolderSource:
                 locations.update(zip([f.uri for f in result.skill.files], result.locations, strict=True))
                 index[uri] = result
         self._index = index
+        self._publish_refusals = refusals
         new = [r for r in refusals if r not in self._logged]
         for refusal in new:
             logger.info("not served: %s", refusal)
@@ -280,6 +348,84 @@ class FolderSource:
             logger.warning("%d skill(s) not served; see Catalog.refusals (or -v) for each reason", refused)
         self._logged = set(refusals)
         return Catalog(skills, locations, refusals, generation=generation)
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building an index.
+
+    Indexing allocates hundreds of thousands of long-lived objects and no cycles; every
+    automatic collection would walk all of them again (about a fifth of a large scan).
+    Whoever paused it turns it back on, so overlapping pauses end enabled.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _restore(snapshot: Any, roots: Sequence[Path]) -> tuple[list[Skill], dict[str, str], list[Refusal]] | None:
+    """Skills, locations and refusals from a snapshot taken for `roots` (None if taken for other roots).
+
+    Every location must lie inside one of the roots as they resolve now: a cache file edited
+    by someone else must not be able to publish a file from anywhere on the disk."""
+    if not isinstance(snapshot, dict):
+        raise TypeError("the snapshot is not an object")
+    if snapshot.get("roots") != [os.path.abspath(r) for r in roots]:
+        return None
+    real_roots = [os.path.realpath(r) for r in roots]
+    skills: list[Skill] = []
+    locations: dict[str, str] = {}
+    for skill_path, frontmatter, real_dir, rels, digests, sizes, mimes, moved in snapshot["skills"]:
+        if not isinstance(frontmatter, dict) or not isinstance(moved, dict):
+            raise TypeError("malformed skill")
+        if not all(map(_is_str, rels)) or not all(map(_is_str, digests)) or not all(map(_is_str, mimes)):
+            raise TypeError("malformed file names, digests or types")
+        if not all(type(size) is int for size in sizes):
+            raise TypeError("malformed sizes")
+        joined = "\n".join(rels)
+        if _ESCAPING_REL.search(joined) or not _safe_location(real_dir, real_roots):
+            raise ValueError(f"{real_dir!r} holds a path outside every root")
+        base = directory_uri(skill_path) + "/"
+        if _PLAIN_PATH.fullmatch(joined.replace("\n", "/")):
+            uris = [base + rel for rel in rels]
+        else:
+            uris = [_file_uri(base, rel) for rel in rels]
+        prefix = real_dir + "/"
+        where = [prefix + rel for rel in rels]
+        for rel, location in moved.items():
+            if not _safe_location(location, real_roots):
+                raise ValueError(f"{location!r} is outside every root")
+            where[rels.index(rel)] = location
+        skills.append(Skill(tuple(skill_path), frontmatter, tuple(map(SkillFile, rels, uris, digests, sizes, mimes))))
+        locations.update(zip(uris, where, strict=True))
+    refusals = [Refusal(path, rule, message, line, skill) for path, rule, message, line, skill in snapshot["refusals"]]
+    return skills, locations, refusals
+
+
+# A root-relative path that climbs out ("..") or is absolute, one per line.
+_ESCAPING_REL = re.compile(r"(?m)(?:^|/)\.\.(?:/|$)|^/")
+
+
+def _is_str(value: object) -> bool:
+    return type(value) is str
+
+
+def _safe_location(path: object, real_roots: Sequence[str]) -> bool:
+    return (
+        isinstance(path, str)
+        and "\n" not in path
+        and "/../" not in path + "/"
+        and any(_inside(path, root) for root in real_roots)
+    )
+
+
+def _file_uri(base: str, rel: str) -> str:
+    """The URI of the file at `rel` in the skill whose root URI is `base` (ending in "/")."""
+    return base + (rel if _PLAIN_PATH.fullmatch(rel) else join_segments(rel.split("/")))
 
 
 def _relative(path: str, root: str) -> str | None:
@@ -459,7 +605,7 @@ def _walk_dir(
     directory entry's type) are left un-stat'ed (key None): the scan stats each where it reads it."""
     try:
         with os.scandir(real_dir) as it:
-            entries = sorted(it, key=lambda e: e.name)
+            entries = list(it)  # in directory order: the scan sorts what it keeps
     except OSError as exc:
         walk.bad_paths.append(Refusal(rel_dir or ".", "unreadable", f"folder cannot be read: {exc.strerror or exc}"))
         return
@@ -472,6 +618,7 @@ def _walk_dir(
     here = os.stat(real_dir)
     ancestors = ancestors | {(here.st_dev, here.st_ino)}
     prefix = rel_dir + "/" if rel_dir else ""
+    files = walk.files
     for entry in entries:
         name = entry.name
         rel = prefix + name
@@ -479,7 +626,7 @@ def _walk_dir(
             is_link = entry.is_symlink()
             if not stat_files and not is_link and entry.is_file(follow_symlinks=False):
                 if not builtin_ignored(name, is_dir=False) and not (rules.specs and rules.ignored(rel, is_dir=False)):
-                    walk.files.append(_FileRecord(rel, entry.path))
+                    files.append(_FileRecord(rel, entry.path))
                     if name == SKILL_FILE:
                         walk.skill_dirs.append(rel_dir)
                         walk.skill_rules[rel_dir] = (real_dir, rules)
@@ -658,7 +805,7 @@ def _build_skill(
     base = directory_uri(skill_path) + "/"
     for rec in members:
         rel = rec.rel[cut:]
-        uri = base + (rel if _PLAIN_PATH.fullmatch(rel) else join_segments(rel.split("/")))
+        uri = _file_uri(base, rel)
         assert rec.digest is not None
         assert rec.key is not None
         files.append(SkillFile(rel, uri, rec.digest, rec.key[2], rec.mime))
