@@ -65,9 +65,14 @@ def http_app(server: Server[Any], *, host: str, service: SkillService | None = N
 
 
 def bind(host: str, port: int) -> socket.socket:
-    """A listening socket; port 0 picks a free port (read it back from `getsockname`)."""
+    """A listening socket; port 0 picks a free port (read it back from `getsockname`).
+
+    The protocol is named (IPPROTO_TCP, not 0): asyncio sets TCP_NODELAY only on connections whose
+    socket says TCP, and without it Nagle's algorithm and the client's delayed ACK hold each response
+    on a keep-alive connection for about 40 ms.
+    """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(1024)

@@ -80,6 +80,7 @@ class ServeOptions:
 
 
 _READ_ATTEMPTS = 3
+_INLINE_READ_BYTES = 64 * 1024  # files up to this size are read and hashed on the event loop
 
 
 class SkillService:
@@ -226,7 +227,10 @@ class SkillService:
                         {"uri": canonical},
                     )
                 raise MCPError(INVALID_PARAMS, f"No resource is served at {_show(uri)}", {"uri": _show(uri)})
-            data = await anyio.to_thread.run_sync(_read_bytes, served.location)
+            if served.file.size <= _INLINE_READ_BYTES:
+                data = _read_bytes(served.location)  # from the page cache, quicker than a hop to a worker thread
+            else:
+                data = await anyio.to_thread.run_sync(_read_bytes, served.location)
             if (
                 data is not None
                 and len(data) == served.file.size
