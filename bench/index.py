@@ -1,9 +1,16 @@
-"""Cold index, warm restart (digest cache) and peak RSS of a generated catalog, beside the floor.
+"""Cold index, warm restart (digest cache), rescans and peak RSS of a generated catalog, beside the floor.
 
 python -m bench.index --skills 10000
 
 Each measurement runs in a fresh subprocess (as after a process restart), so peak RSS
-is that process's own; the page cache is warm for all of them.
+is that process's own; the page cache is warm for all of them. Modes:
+
+  floor     a plain loop that walks, reads and sha256-hashes every file
+  cold      FolderSource.scan() with no cache
+  restore   FolderSource.restore(): the catalog from the digest cache, nothing on disk touched (a warm start)
+  verified  restore() and then the scan that checks the disk (stat every file; nothing is read)
+  rescan    scan() then a second scan() of the unchanged disk (the second is timed)
+  edit      scan(), append to one file, update([that file]) (the update is timed)
 """
 
 from __future__ import annotations
@@ -21,6 +28,15 @@ import time
 from pathlib import Path
 
 from bench.generate import generate
+
+LABELS = {
+    "floor": "floor: walk+read+sha256",
+    "cold": "cold scan (no cache)",
+    "restore": "warm start: restore() from the digest cache",
+    "verified": "warm start, disk checked: restore() + scan()",
+    "rescan": "rescan of the unchanged disk (in process)",
+    "edit": "one file edited: update([path])",
+}
 
 
 def floor(root: Path) -> int:
@@ -42,10 +58,27 @@ def _child(mode: str, root: str, cache: str) -> None:
     files = 0
     if mode == "floor":
         files = floor(Path(root))
+    elif mode in ("restore", "verified"):
+        source = FolderSource([root], digest_cache=cache)
+        restored = source.restore()
+        if restored is None:
+            raise SystemExit("bench.index: the digest cache holds no catalog for this root")
+        files = restored.file_count
+        if mode == "verified":
+            files = source.scan(1).file_count
+    elif mode in ("rescan", "edit"):
+        source = FolderSource([root])
+        files = source.scan().file_count
+        target = next(Path(root).rglob("doc-0.md"))
+        start = time.perf_counter()
+        if mode == "rescan":
+            files = source.scan(1).file_count
+        else:
+            with target.open("ab") as fh:
+                fh.write(b"edited\n")
+            files = source.update([str(target)], 1).file_count
     else:
-        source = FolderSource([root], digest_cache=cache if mode == "warm" else None)
-        catalog = source.scan()
-        files = catalog.file_count
+        files = FolderSource([root]).scan().file_count
     elapsed = time.perf_counter() - start
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
     print(json.dumps({"s": elapsed, "rss": rss, "files": files}))
@@ -54,6 +87,7 @@ def _child(mode: str, root: str, cache: str) -> None:
 def run(mode: str, root: Path, cache: Path) -> dict[str, float]:
     out = subprocess.run(
         [sys.executable, "-m", "bench.index", "--child", mode, str(root), str(cache)],
+        cwd=Path(__file__).resolve().parent.parent,
         check=True,
         capture_output=True,
         text=True,
@@ -84,8 +118,10 @@ def main() -> None:
         cache = Path(tmp, "digests.json")
         size = generate(root, skills=args.skills, files=args.files)
         time.sleep(2.1)  # the digest cache does not remember files changed in the last 2 s
-        run("warm", root, cache)  # writes the cache
-        results: dict[str, list[dict[str, float]]] = {"floor": [], "cold": [], "warm": []}
+        from skillwire.sources.filesystem import FolderSource  # here: a child measures its own import
+
+        FolderSource([root], digest_cache=cache).scan()  # writes the cache
+        results: dict[str, list[dict[str, float]]] = {m: [] for m in LABELS}
         for _ in range(args.runs):
             for mode, found in results.items():
                 found.append(run(mode, root, cache))
@@ -93,22 +129,17 @@ def main() -> None:
     files = int(results["cold"][0]["files"])
     print(f"catalog: {args.skills} skills x {args.files} files = {files} files, {size:,} bytes (page cache warm)")
     print("each measurement is a fresh process; best and median of", args.runs)
-    print(f"{'measure':<44}{'best s':>9}{'median s':>10}{'vs floor':>10}{'peak RSS MB':>13}")
+    print(f"{'measure':<48}{'best s':>9}{'median s':>10}{'vs floor':>10}{'peak RSS MB':>13}")
     floor_best = min(r["s"] for r in results["floor"])
-    labels = {
-        "floor": "floor: walk+read+sha256",
-        "cold": "skillwire cold scan (no cache)",
-        "warm": "skillwire warm restart (digest cache)",
-    }
-    for mode, label in labels.items():
+    for mode, label in LABELS.items():
         times = [r["s"] for r in results[mode]]
         rss = max(r["rss"] for r in results[mode])
         best = min(times)
-        print(f"{label:<44}{best:>9.3f}{statistics.median(times):>10.3f}{best / floor_best:>9.2f}x{rss / 1e6:>13.1f}")
+        print(f"{label:<48}{best:>9.3f}{statistics.median(times):>10.3f}{best / floor_best:>9.2f}x{rss / 1e6:>13.1f}")
     cold_best = min(r["s"] for r in results["cold"])
-    warm_best = min(r["s"] for r in results["warm"])
     cold_rss = max(r["rss"] for r in results["cold"])
-    print(f"warm restart = {warm_best / cold_best:.0%} of cold")
+    for mode, what in (("restore", "warm start"), ("verified", "warm start with the disk checked")):
+        print(f"{what} = {min(r['s'] for r in results[mode]) / cold_best:.0%} of cold")
     print(
         f"index memory: {(cold_rss - base) / 1e6:.1f} MB over a {base / 1e6:.1f} MB interpreter"
         f" = {(cold_rss - base) / files:,.0f} bytes per file (peak, scan included)"

@@ -16,7 +16,7 @@ import base64
 import binascii
 import json
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 from urllib.parse import unquote
@@ -90,15 +90,16 @@ class Catalog:
     def __init__(
         self,
         skills: Iterable[Skill],
-        locations: Mapping[str, str],
+        locations: Mapping[str, str] | Locator,
         refusals: Iterable[Refusal] = (),
         generation: int = 0,
     ) -> None:
+        """`locations`: where each file's bytes live, by file URI, or a function of (skill, file) that says."""
         self.generation = generation
         self.refusals: tuple[Refusal, ...] = tuple(refusals)
         self._skills: dict[str, Skill] = {s.uri: s for s in sorted(skills, key=_uri_of)}
         self._skill_uris: list[str] = list(self._skills)
-        self._locations = locations
+        self._locate: Locator = _by_uri(locations) if isinstance(locations, Mapping) else locations
         # Derived on first use; a snapshot never changes, so a value computed twice is the same value.
         self._file_uris: list[str] | None = None
         self._trees: dict[str, dict[str, list[DirectoryChild]]] = {}
@@ -142,16 +143,17 @@ class Catalog:
     def file(self, uri: str) -> ServedFile | None:
         """The served file at `uri` (canonical), or None."""
         record: SkillFile | None = None
+        owner: Skill | None = None
         owners: list[str] = []
         for skill in self.skills_enclosing(uri):
             found = skill.file(uri)
             if found is not None:
-                record = found
+                record, owner = found, skill
                 owners.append(skill.uri)
-        if record is None:
+        if record is None or owner is None:
             return None
         owners.sort()
-        return ServedFile(record, self._locations[uri], tuple(owners), uri in self._skills)
+        return ServedFile(record, self._locate(owner, record), tuple(owners), uri in self._skills)
 
     @property
     def file_count(self) -> int:
@@ -202,6 +204,17 @@ class Catalog:
         lo = bisect_left(self._skill_uris, prefix)
         hi = bisect_left(self._skill_uris, prefix[:-1] + "0", lo)  # "0" sorts right after "/"
         return [self._skills[u] for u in self._skill_uris[lo:hi]]
+
+
+Locator = Callable[[Skill, SkillFile], str]
+"""Where the bytes of a skill's file live (a path to open)."""
+
+
+def _by_uri(locations: Mapping[str, str]) -> Locator:
+    def locate(skill: Skill, f: SkillFile) -> str:
+        return locations[f.uri]
+
+    return locate
 
 
 def _uri_of(skill: Skill) -> str:

@@ -42,7 +42,7 @@ from skillwire.frontmatter import parse_skill_md
 from skillwire.manifest import Skill, SkillFile, check_limits
 from skillwire.mime import DEFAULT_MIME_TYPE, mime_type_for
 from skillwire.names import description_problem, is_reg_name, name_problem
-from skillwire.sources.digest_cache import RACY_NS, CacheEntry, DigestCache, FileKey, file_key
+from skillwire.sources.digest_cache import RACY_NS, CacheEntry, DigestCache, file_key
 from skillwire.sources.ignore import IGNORE_FILE, IgnoreRules, builtin_ignored
 from skillwire.uri import SKILL_FILE, directory_uri, join_segments
 
@@ -63,15 +63,15 @@ class _FileRecord:
 
     rel: str  # root-relative, "/"-separated
     location: str  # resolved real path
-    key: FileKey | None = None  # (dev, ino, size, mtime_ns, ctime_ns) at the read; None until hashed
+    size: int = 0
+    # hash((dev, ino, size, mtime_ns, ctime_ns)) at the read, None until hashed: one int, not a tuple of five,
+    # since 50,000 files each keep one. Equal stamps mean an unchanged file (a collision is 1 in 2**64, and
+    # reads re-hash the bytes they send anyway).
+    stamp: int | None = None
     digest: str | None = None
     mime: str = DEFAULT_MIME_TYPE
     # A SKILL.md's parsed frontmatter and its first line, or why it did not parse.
     frontmatter: tuple[dict[str, Any], int] | SkillError | None = None
-
-    @property
-    def size(self) -> int:
-        return self.key[2] if self.key is not None else 0
 
 
 @dataclass(slots=True)
@@ -91,13 +91,19 @@ class _Built:
     """A served skill, where its files live, and what its folder looked like when indexed."""
 
     skill: Skill
-    locations: tuple[str, ...]  # parallel to skill.files
+    moved: dict[str, str] | None  # files (by path in the skill) whose location is not real_dir/path: links
     display: str
     real_dir: str
     rel_dir: str
     rules: IgnoreRules
     root: str
-    signature: tuple[object, ...]
+    signature: int  # hash of the folder as walked: files with their stamps, and bad paths
+
+    def location(self, f: SkillFile) -> str:
+        """Where the bytes of this skill's file `f` live."""
+        if self.moved is not None and f.rel_path in self.moved:
+            return self.moved[f.rel_path]
+        return self.real_dir + "/" + f.rel_path
 
 
 @dataclass(slots=True)
@@ -200,12 +206,7 @@ class FolderSource:
         skills = []
         for built in self._index.values():
             files = built.skill.files
-            prefix = built.real_dir + "/"
-            moved = {
-                f.rel_path: where
-                for f, where in zip(files, built.locations, strict=True)
-                if where != prefix + f.rel_path
-            }
+            moved = built.moved or {}
             skills.append(
                 [
                     list(built.skill.skill_path),
@@ -308,13 +309,19 @@ class FolderSource:
         old = {f.rel: f for f in previous.files} if previous is not None else {}
         trusted = previous.trusted_before_ns if previous is not None else 0
         _index_skills(
-            state, state.skill_dirs, state.files, old, trusted_before_ns=trusted, cache=cache, progress=self.progress
+            state,
+            state.skill_dirs,
+            state.files,
+            old,
+            built_before=previous.results if previous is not None else {},
+            trusted_before_ns=trusted,
+            cache=cache,
+            progress=self.progress,
         )
         return state
 
     def _publish(self, generation: int) -> Catalog:
         skills: list[Skill] = []
-        locations: dict[str, str] = {}
         refusals: list[Refusal] = []
         seen: dict[str, str] = {}
         index: dict[str, _Built] = {}
@@ -336,7 +343,6 @@ class FolderSource:
                     continue
                 seen[uri] = result.display
                 skills.append(result.skill)
-                locations.update(zip([f.uri for f in result.skill.files], result.locations, strict=True))
                 index[uri] = result
         self._index = index
         self._publish_refusals = refusals
@@ -347,7 +353,17 @@ class FolderSource:
         if refused:
             logger.warning("%d skill(s) not served; see Catalog.refusals (or -v) for each reason", refused)
         self._logged = set(refusals)
-        return Catalog(skills, locations, refusals, generation=generation)
+        return Catalog(skills, _Locator(index), refusals, generation=generation)
+
+
+@dataclass(frozen=True, slots=True)
+class _Locator:
+    """Where a published file's bytes live, from the skills of one publication (not a 50,000-entry dict)."""
+
+    index: dict[str, _Built]
+
+    def __call__(self, skill: Skill, f: SkillFile) -> str:
+        return self.index[skill.uri].location(f)
 
 
 @contextmanager
@@ -485,11 +501,12 @@ def _rewalk(state: _RootState, region: str, progress: Progress | None) -> None:
     walk.files.sort(key=_rel_of)
     lo, hi = _span(state.rels, region)
     old = {f.rel: f for f in state.files[lo:hi]}
+    built_before: dict[str, _Built | Refusal] = {}
     state.files[lo:hi] = walk.files
     state.rels[lo:hi] = [f.rel for f in walk.files]
     state.bad_paths = [b for b in state.bad_paths if not _under(b.path, region)] + walk.bad_paths
     for skill_dir in [d for d in state.skill_dirs if _under(d, region)]:
-        del state.results[skill_dir]
+        built_before[skill_dir] = state.results.pop(skill_dir)
         del state.rules[skill_dir]
     state.skill_dirs = sorted([d for d in state.skill_dirs if not _under(d, region)] + walk.skill_dirs)
     state.rules.update(walk.skill_rules)
@@ -498,6 +515,7 @@ def _rewalk(state: _RootState, region: str, progress: Progress | None) -> None:
         sorted(walk.skill_dirs),
         walk.files,
         old,
+        built_before=built_before,
         trusted_before_ns=state.trusted_before_ns,
         cache=None,
         progress=progress,
@@ -552,6 +570,7 @@ def _index_skills(
     walked: Sequence[_FileRecord],
     old: dict[str, _FileRecord],
     *,
+    built_before: dict[str, _Built | Refusal],
     trusted_before_ns: int,
     cache: DigestCache | None,
     progress: Progress | None,
@@ -565,7 +584,7 @@ def _index_skills(
     total = len(todo)
     for done, rec in enumerate(todo, 1):
         prev = old.get(rec.rel)
-        error = _hash_file(rec, prev if prev is not None and prev.key is not None else None, trusted_before_ns, cache)
+        error = _hash_file(rec, prev if prev is not None and prev.stamp is not None else None, trusted_before_ns, cache)
         if error is not None:
             errors[rec.rel] = error
         if progress is not None and (done % _PROGRESS_EVERY == 0 or done == total):
@@ -579,17 +598,24 @@ def _index_skills(
         lo, hi = _span(state.rels, skill_dir)
         members = state.files[lo:hi]
         bad = [b for b in state.bad_paths if _under(b.path, skill_dir)]
+        real_dir, rules = state.rules[skill_dir]
+        signature = _signature(members, bad, skill_dir)
+        before = built_before.get(skill_dir)
+        if (
+            isinstance(before, _Built)
+            and before.signature == signature
+            and (before.real_dir, before.rules, before.display) == (real_dir, rules, display)
+            and not any(rec.rel in errors for rec in members)
+        ):
+            state.results[skill_dir] = before  # unchanged: the published objects are shared, not rebuilt
+            continue
         try:
-            skill, locations = _build_skill(members, bad, prefix, skill_path, errors)
+            skill, moved = _build_skill(members, bad, prefix, skill_path, errors, real_dir=real_dir)
         except SkillError as err:
             rel = err.path or SKILL_FILE
             state.results[skill_dir] = Refusal(os.path.join(display, rel), err.rule, err.message, err.line)
             continue
-        real_dir, rules = state.rules[skill_dir]
-        signature = _signature(members, bad, skill_dir)
-        state.results[skill_dir] = _Built(
-            skill, locations, display, real_dir, skill_dir, rules, state.real_root, signature
-        )
+        state.results[skill_dir] = _Built(skill, moved, display, real_dir, skill_dir, rules, state.real_root, signature)
 
 
 def _walk_dir(
@@ -656,7 +682,7 @@ def _walk_dir(
                 continue
             _walk_dir(walk, location, rel, rules, ancestors, stat_files=stat_files)
         elif stat.S_ISREG(st.st_mode):
-            walk.files.append(_FileRecord(rel, location, file_key(st)))
+            walk.files.append(_FileRecord(rel, location, st.st_size, hash(file_key(st))))
             if name == SKILL_FILE:
                 walk.skill_dirs.append(rel_dir)
                 walk.skill_rules[rel_dir] = (real_dir, rules)
@@ -664,11 +690,12 @@ def _walk_dir(
             walk.bad_paths.append(Refusal(rel, "not-a-file", "not a regular file (device, socket or pipe)"))
 
 
-def _signature(members: Sequence[_FileRecord], bad_paths: Iterable[Refusal], skill_dir: str) -> tuple[object, ...]:
-    """What a walk saw of one skill folder, without reading content: its files with their keys, and bad paths."""
-    files = tuple((f.rel, f.key) for f in members)
+def _signature(members: Sequence[_FileRecord], bad_paths: Iterable[Refusal], skill_dir: str) -> int:
+    """What a walk saw of one skill folder, without reading content (its files with their stamps, and bad
+    paths), hashed: equal for an unchanged folder."""
+    files = tuple((f.rel, f.stamp) for f in members)
     bad = tuple(sorted((b.path, b.rule) for b in bad_paths if _under(b.path, skill_dir)))
-    return files, bad
+    return hash((files, bad))
 
 
 def _bad_paths_outside_skills(state: _RootState) -> list[Refusal]:
@@ -705,8 +732,10 @@ def _hash_file(
     try:
         if prev is not None or cache is not None:
             key = file_key(os.stat(rec.location))
-            if prev is not None and prev.key == key and key[4] < trusted_before_ns and key[3] < trusted_before_ns:
-                rec.key, rec.digest, rec.mime, rec.frontmatter = key, prev.digest, prev.mime, prev.frontmatter
+            stamp = hash(key)
+            if prev is not None and prev.stamp == stamp and key[4] < trusted_before_ns and key[3] < trusted_before_ns:
+                rec.size, rec.stamp = prev.size, prev.stamp
+                rec.digest, rec.mime, rec.frontmatter = prev.digest, prev.mime, prev.frontmatter
                 if cache is not None and prev.digest is not None:
                     fm = prev.frontmatter
                     if not is_skill_md:
@@ -718,7 +747,7 @@ def _hash_file(
             if hit is not None and (hit.frontmatter is not None or not is_skill_md):
                 assert cache is not None
                 cache.put(key, hit)
-                rec.key, rec.digest, rec.frontmatter = key, hit.digest, hit.frontmatter
+                rec.size, rec.stamp, rec.digest, rec.frontmatter = key[2], stamp, hit.digest, hit.frontmatter
                 rec.mime = hit.mime_type if mime == DEFAULT_MIME_TYPE else mime  # sniffed from content the key vouches
                 return None
         fd = os.open(rec.location, _O_READ)
@@ -749,10 +778,10 @@ def _hash_file(
         finally:
             os.close(fd)
     except OSError as exc:
-        rec.key = None
+        rec.stamp = None
         return exc
     key = file_key(st)
-    rec.key, rec.digest, rec.mime = key, digest, mime
+    rec.size, rec.stamp, rec.digest, rec.mime = size, hash(key), digest, mime
     if kept is not None:
         try:
             rec.frontmatter = _parse_frontmatter(kept)
@@ -773,11 +802,14 @@ def _build_skill(
     prefix: str,
     skill_path: tuple[str, ...],
     errors: dict[str, OSError],
-) -> tuple[Skill, tuple[str, ...]]:
-    """Validate one skill folder and build its entry; raise SkillError naming the broken rule."""
+    *,
+    real_dir: str,
+) -> tuple[Skill, dict[str, str] | None]:
+    """Validate one skill folder and build its entry (and the files not at `real_dir`/path, if any);
+    raise SkillError naming the broken rule."""
     for bad in bad_paths:
         raise SkillError(bad.message, rule=bad.rule, path=bad.path[len(prefix) :])
-    check_limits((f.size if f.key is not None else 0 for f in members), path=SKILL_FILE)
+    check_limits((f.size if f.stamp is not None else 0 for f in members), path=SKILL_FILE)
     first = skill_path[0]
     if not is_reg_name(first):
         raise SkillError(
@@ -801,17 +833,17 @@ def _build_skill(
     fm, line = fm_or_error
     _check_frontmatter(fm, line, skill_path)
     files: list[SkillFile] = []
-    locations: dict[str, str] = {}
+    moved: dict[str, str] = {}
     base = directory_uri(skill_path) + "/"
     for rec in members:
         rel = rec.rel[cut:]
         uri = _file_uri(base, rel)
         assert rec.digest is not None
-        assert rec.key is not None
-        files.append(SkillFile(rel, uri, rec.digest, rec.key[2], rec.mime))
-        locations[uri] = rec.location
+        files.append(SkillFile(rel, uri, rec.digest, rec.size, rec.mime))
+        if rec.location != real_dir + "/" + rel:
+            moved[rel] = rec.location
     files.sort(key=_manifest_order)
-    return Skill(skill_path, fm, tuple(files)), tuple(locations[f.uri] for f in files)
+    return Skill(skill_path, fm, tuple(files)), moved or None
 
 
 def _manifest_order(f: SkillFile) -> tuple[bool, str]:
