@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from skillwire.catalog import Catalog, InvalidCursor, decode_cursor, encode_cursor
@@ -86,3 +88,35 @@ def test_skills_enclosing_finds_nested_owners() -> None:
     assert [s.name for s in catalog.skills_enclosing("skill://outer/inner/docs")] == ["inner", "outer"]
     assert [s.name for s in catalog.skills_enclosing("skill://outer")] == ["outer"]
     assert catalog.skills_enclosing("skill://elsewhere/x") == ()
+
+
+def test_a_deferred_catalog_builds_each_skill_on_first_use_and_equals_an_eager_one() -> None:
+    """skillwire choice: a restart publishes a catalog whose skills are built only when something asks."""
+    skills = [make_skill(("a",), "x.md"), make_skill(("a", "inner")), make_skill(("b",), "d/y.md")]
+    eager = make_catalog(*skills)
+    built: list[str] = []
+
+    def builder(skill: Skill) -> Callable[[], Skill]:
+        def build() -> Skill:
+            built.append(skill.uri)
+            return skill
+
+        return build
+
+    locations = {f.uri: "/dev/null" for s in skills for f in s.files}
+    lazy = Catalog.deferred([(s.uri, builder(s)) for s in reversed(skills)], locations)
+    assert len(lazy) == 3
+    assert built == []
+    assert lazy.skill("skill://b/SKILL.md") == skills[2]
+    assert built == ["skill://b/SKILL.md"]
+    assert lazy.skills == eager.skills
+    assert lazy.file("skill://a/inner/SKILL.md") == eager.file("skill://a/inner/SKILL.md")
+    assert [c.uri for c in lazy.children_page("skill://b/d", None, 10).items] == ["skill://b/d/y.md"]
+    assert sorted(built) == sorted(s.uri for s in skills)  # each built once, then kept
+
+
+def test_a_deferred_skill_that_builds_another_uri_is_an_error() -> None:
+    other = make_skill(("other",))
+    lazy = Catalog.deferred([("skill://mine/SKILL.md", lambda: other)], {})
+    with pytest.raises(ValueError, match=r"built skill://other/SKILL\.md"):
+        lazy.skill("skill://mine/SKILL.md")

@@ -97,7 +97,7 @@ class Catalog:
         """`locations`: where each file's bytes live, by file URI, or a function of (skill, file) that says."""
         self.generation = generation
         self.refusals: tuple[Refusal, ...] = tuple(refusals)
-        self._skills: dict[str, Skill] = {s.uri: s for s in sorted(skills, key=_uri_of)}
+        self._skills: dict[str, Skill | _Deferred] = {s.uri: s for s in sorted(skills, key=_uri_of)}
         self._skill_uris: list[str] = list(self._skills)
         self._locate: Locator = _by_uri(locations) if isinstance(locations, Mapping) else locations
         # Derived on first use; a snapshot never changes, so a value computed twice is the same value.
@@ -112,11 +112,11 @@ class Catalog:
     @property
     def skills(self) -> tuple[Skill, ...]:
         """Every served skill, in URI order."""
-        return tuple(self._skills.values())
+        return tuple(self._get(uri) for uri in self._skill_uris)
 
     def skill(self, uri: str) -> Skill | None:
         """The skill whose SKILL.md is at `uri` (canonical), or None."""
-        return self._skills.get(uri)
+        return self._get(uri) if uri in self._skills else None
 
     def skills_enclosing(self, uri: str) -> tuple[Skill, ...]:
         """The skills whose root is `uri` or an ancestor of it, innermost first (nested skills give several)."""
@@ -127,16 +127,16 @@ class Catalog:
             return ()
         head = scheme + sep
         while path:
-            skill = skills.get(f"{head}{path}/SKILL.md")
-            if skill is not None:
-                found.append(skill)
+            candidate = f"{head}{path}/SKILL.md"
+            if candidate in skills:
+                found.append(self._get(candidate))
             path = path.rpartition("/")[0]
         return tuple(found)
 
     def skills_page(self, cursor: str | None, limit: int) -> Page[Skill]:
         """A page of skills after `cursor`, in URI order."""
         keys, next_cursor = _page(self._skill_uris, cursor, limit, scope="skills")
-        return Page(tuple(self._skills[k] for k in keys), next_cursor)
+        return Page(tuple(self._get(k) for k in keys), next_cursor)
 
     # -- files -----------------------------------------------------------------------------------------------------
 
@@ -168,7 +168,7 @@ class Catalog:
     def _all_file_uris(self) -> list[str]:
         uris = self._file_uris
         if uris is None:
-            uris = self._file_uris = sorted({f.uri for s in self._skills.values() for f in s.files})
+            uris = self._file_uris = sorted({f.uri for s in self.skills for f in s.files})
         return uris
 
     # -- directories -----------------------------------------------------------------------------------------------
@@ -203,7 +203,37 @@ class Catalog:
         prefix = outer.root_uri + "/"
         lo = bisect_left(self._skill_uris, prefix)
         hi = bisect_left(self._skill_uris, prefix[:-1] + "0", lo)  # "0" sorts right after "/"
-        return [self._skills[u] for u in self._skill_uris[lo:hi]]
+        return [self._get(u) for u in self._skill_uris[lo:hi]]
+
+    def _get(self, uri: str) -> Skill:
+        """The skill at `uri` (which must be served), built now if it was deferred."""
+        found = self._skills[uri]
+        if isinstance(found, _Deferred):
+            skill = found.build()
+            if skill.uri != uri:
+                raise ValueError(f"a deferred skill for {uri} built {skill.uri}")
+            self._skills[uri] = found = skill  # a race builds it twice; both results are equal
+        return found
+
+    @classmethod
+    def deferred(
+        cls,
+        builders: Iterable[tuple[str, Callable[[], Skill]]],
+        locations: Mapping[str, str] | Locator,
+        refusals: Iterable[Refusal] = (),
+        generation: int = 0,
+    ) -> Catalog:
+        """A catalog whose skills are built on first use: (skill URI, builder) pairs, for a fast start.
+
+        The URIs must be canonical and unique; each builder must return the skill at its URI.
+        """
+        catalog = cls((), locations, refusals, generation)
+        pending = sorted(builders, key=_first)
+        catalog._skills = {uri: _Deferred(build) for uri, build in pending}
+        catalog._skill_uris = list(catalog._skills)
+        if len(catalog._skill_uris) != len(pending):
+            raise ValueError("deferred skills must have unique URIs")
+        return catalog
 
 
 Locator = Callable[[Skill, SkillFile], str]
@@ -215,6 +245,15 @@ def _by_uri(locations: Mapping[str, str]) -> Locator:
         return locations[f.uri]
 
     return locate
+
+
+@dataclass(frozen=True, slots=True)
+class _Deferred:
+    build: Callable[[], Skill]
+
+
+def _first(pair: tuple[str, Callable[[], Skill]]) -> str:
+    return pair[0]
 
 
 def _uri_of(skill: Skill) -> str:

@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from skillwire.catalog import Catalog
-from skillwire.sources import digest_cache
+from skillwire.sources import filesystem
 from skillwire.sources.filesystem import FolderSource
 
 
 @pytest.fixture(autouse=True)
 def trust_fresh_files(monkeypatch: pytest.MonkeyPatch) -> None:
     """Files in these tests are seconds old: let the cache remember them anyway."""
-    monkeypatch.setattr(digest_cache, "RACY_NS", 0)
+    monkeypatch.setattr(filesystem, "RACY_NS", 0)
 
 
 def make_catalog(root: Path) -> None:
@@ -109,7 +109,9 @@ def test_corrupt_cache_is_ignored_with_a_warning(
         catalog = FolderSource([root], digest_cache=cache).scan()
     assert entries(catalog) == entries(FolderSource([root]).scan())
     assert any("corrupt" in r.getMessage() for r in caplog.records)
-    assert len(digest_cache.DigestCache.load(cache)) == 8  # rewritten, whole (2 skills x 4 files)
+    restored = FolderSource([root], digest_cache=cache).restore()  # rewritten, whole
+    assert restored is not None
+    assert entries(restored) == entries(catalog)
 
 
 def test_unreadable_or_unwritable_cache_never_fails_a_scan(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
@@ -125,11 +127,20 @@ def test_unreadable_or_unwritable_cache_never_fails_a_scan(tmp_path: Path, caplo
 
 def test_recently_changed_files_are_not_remembered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A write in the same timestamp tick as the scan's stat would keep the key: such files are not cached."""
-    monkeypatch.setattr(digest_cache, "RACY_NS", 3600 * 10**9)
+    monkeypatch.setattr(filesystem, "RACY_NS", 3600 * 10**9)
     root, cache = tmp_path / "skills", tmp_path / "digests.json"
     make_catalog(root)
     FolderSource([root], digest_cache=cache).scan()
-    assert len(digest_cache.DigestCache.load(cache)) == 0
+    opened: list[str] = []
+    real_open = os.open
+
+    def spy_open(path: str, *args: int, **kwargs: int) -> int:
+        opened.append(str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", spy_open)
+    FolderSource([root], digest_cache=cache).scan()
+    assert len(opened) == 8  # 2 skills x 4 files, every one read again
 
 
 # -- the catalog snapshot: restore() publishes without touching the disk ----------------------------------------------
@@ -200,7 +211,7 @@ def test_a_snapshot_naming_a_file_outside_the_roots_is_refused(
     root, cache = tmp_path / "skills", tmp_path / "digests.json"
     make_catalog(root)
     FolderSource([root], digest_cache=cache).scan()
-    header, snapshot, rows = cache.read_bytes().split(b"\n", 2)
+    header, snapshot = cache.read_bytes().split(b"\n", 1)
     secret = tmp_path / "secret.txt"
     secret.write_text("do not serve\n")
     for tampered in (
@@ -208,7 +219,7 @@ def test_a_snapshot_naming_a_file_outside_the_roots_is_refused(
         snapshot.replace(b'"scripts/run.py"', b'"../../secret.txt"', 1),
     ):
         assert tampered != snapshot
-        cache.write_bytes(b"\n".join([header, tampered, rows]))
+        cache.write_bytes(header + b"\n" + tampered)
         with caplog.at_level(logging.WARNING, logger="skillwire.sources"):
             assert FolderSource([root], digest_cache=cache).restore() is None
         assert any("outside every root" in r.getMessage() for r in caplog.records)
@@ -217,14 +228,20 @@ def test_a_snapshot_naming_a_file_outside_the_roots_is_refused(
 
 @pytest.mark.parametrize(
     "snapshot",
-    [b"not json", b"[]", b'{"roots": []}', b'{"roots": ["ROOT"], "skills": [[1]], "refusals": []}'],
+    [
+        b"not json",
+        b"[]",
+        b'{"roots": []}',
+        b'{"roots": ["ROOT"], "per_root": [{"real": "ROOT", "skills": [[1]]}], "refusals": []}',
+        b'{"roots": ["ROOT"], "per_root": [{"real": "ROOT", "skills": []}], "refusals": [["x"]]}',
+    ],
 )
 def test_a_corrupt_snapshot_is_ignored(tmp_path: Path, snapshot: bytes) -> None:
     root, cache = tmp_path / "skills", tmp_path / "digests.json"
     make_catalog(root)
     FolderSource([root], digest_cache=cache).scan()
-    header, _, rows = cache.read_bytes().split(b"\n", 2)
-    cache.write_bytes(b"\n".join([header, snapshot.replace(b"ROOT", str(root).encode()), rows]))
+    header, _ = cache.read_bytes().split(b"\n", 1)
+    cache.write_bytes(header + b"\n" + snapshot.replace(b"ROOT", os.path.realpath(root).encode()))
     source = FolderSource([root], digest_cache=cache)
     assert source.restore() is None
     assert entries(source.scan()) == entries(FolderSource([root]).scan())

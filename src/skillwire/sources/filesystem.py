@@ -29,10 +29,13 @@ import logging
 import os
 import re
 import stat
+import sys
 import time
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +45,7 @@ from skillwire.frontmatter import parse_skill_md
 from skillwire.manifest import Skill, SkillFile, check_limits
 from skillwire.mime import DEFAULT_MIME_TYPE, mime_type_for
 from skillwire.names import description_problem, is_reg_name, name_problem
-from skillwire.sources.digest_cache import RACY_NS, CacheEntry, DigestCache, file_key
+from skillwire.sources.digest_cache import RACY_NS, DigestCache, file_key
 from skillwire.sources.ignore import IGNORE_FILE, IgnoreRules, builtin_ignored
 from skillwire.uri import SKILL_FILE, directory_uri, join_segments
 
@@ -151,23 +154,43 @@ class FolderSource:
         self._logged: set[Refusal] = set()
         self._publish_refusals: list[Refusal] = []
         self._restored = False  # published from the digest cache's snapshot; nothing checked on disk yet
+        self._restored_from: tuple[Any, Catalog] | None = None  # that snapshot and catalog, until the first scan
 
     def scan(self, generation: int = 0) -> Catalog:
-        """Walk every root and build a catalog; files unchanged since the last scan are not read again."""
+        """Walk every root and build a catalog; files unchanged since the last scan are not read again.
+
+        The last scan is this source's own, or else the digest cache's snapshot (if one was kept for these roots).
+        """
         cache = self._cache
         if cache is None and self.digest_cache_path is not None:
             cache = self._cache = DigestCache.load(self.digest_cache_path)
-        previous: list[_RootState | Refusal | None] = [*self._states] or [None] * len(self.roots)
         with _gc_paused():
-            self._states = [
-                self._scan_root(root, old if isinstance(old, _RootState) else None, cache)
-                for root, old in zip(self.roots, previous, strict=True)
-            ]
+            if self._states:
+                priors = [_Prior.of(state) if isinstance(state, _RootState) else None for state in self._states]
+            else:
+                priors = self._priors_from(cache)
+            self._states = [self._scan_root(root, prior) for root, prior in zip(self.roots, priors, strict=True)]
             catalog = self._publish(generation)
-        self._restored = False
-        if cache is not None:
-            cache.save(self._snapshot())
+            self._restored, self._restored_from = False, None
+            if cache is not None:
+                trusted = [s.trusted_before_ns if isinstance(s, _RootState) else None for s in self._states]
+                cache.save(self._snapshot(), trusted_before_ns=trusted)
         return catalog
+
+    def _priors_from(self, cache: DigestCache | None) -> list[_Prior | None]:
+        """What the digest cache's snapshot says each root held (None for a root it does not cover).
+
+        After `restore()`, its decoded snapshot and catalog are used, so the skills it published are shared."""
+        none: list[_Prior | None] = [None] * len(self.roots)
+        snapshot, restored = self._restored_from or (cache.snapshot() if cache is not None else None, None)
+        if snapshot is None:
+            return none
+        try:
+            trusted = cache.trusted_before_ns if cache is not None else []
+            return _priors(snapshot, self.roots, trusted, restored) or none
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError, SkillError) as exc:
+            logger.warning("digest cache %s unusable, ignored: %s", self.digest_cache_path, exc)
+            return none
 
     @property
     def verified(self) -> bool:
@@ -190,37 +213,57 @@ class FolderSource:
             if snapshot is None:
                 return None
             try:
-                restored = _restore(snapshot, self.roots)
-            except (ValueError, TypeError, KeyError, IndexError, SkillError) as exc:
-                logger.warning("digest cache %s: catalog snapshot unusable, ignored: %s", self.digest_cache_path, exc)
+                catalog = _restore(snapshot, self.roots, generation)
+            except (ValueError, TypeError, KeyError, IndexError, AttributeError, SkillError) as exc:
+                logger.warning("digest cache %s unusable, ignored: %s", self.digest_cache_path, exc)
                 return None
-        if restored is None:
+        if catalog is None:
             return None
-        skills, locations, refusals = restored
-        self._restored = True
-        logger.info("restored %d skills from %s; checking the disk next", len(skills), self.digest_cache_path)
-        return Catalog(skills, locations, refusals, generation=generation)
+        self._restored, self._restored_from = True, (snapshot, catalog)
+        logger.info("restored %d skills from %s; checking the disk next", len(catalog), self.digest_cache_path)
+        return catalog
 
     def _snapshot(self) -> dict[str, Any]:
-        """What `restore` needs, JSON-ready: the roots, each served skill with its files, and the refusals."""
-        skills = []
-        for built in self._index.values():
-            files = built.skill.files
-            moved = built.moved or {}
-            skills.append(
-                [
-                    list(built.skill.skill_path),
-                    built.skill.frontmatter,
-                    built.real_dir,
-                    [f.rel_path for f in files],
-                    [f.digest for f in files],
-                    [f.size for f in files],
-                    [f.mime_type for f in files],
-                    moved,
-                ]
-            )
-        refusals = [[r.path, r.rule, r.message, r.line, r.skill] for r in self._publish_refusals]
-        return {"roots": [os.path.abspath(r) for r in self.roots], "skills": skills, "refusals": refusals}
+        """What `restore` and the next scan need, JSON-ready: per root, each served skill with its files
+        (digest, size, type and stamp), and the refusals."""
+        roots: list[dict[str, Any] | None] = []
+        for state in self._states:
+            if not isinstance(state, _RootState):
+                roots.append(None)
+                continue
+            rows = []
+            for skill_dir in state.skill_dirs:
+                built = state.results[skill_dir]
+                if not isinstance(built, _Built) or self._index.get(built.skill.uri) is not built:
+                    continue
+                lo, hi = _span(state.rels, skill_dir)
+                members = state.files[lo:hi]  # in path order; a skill lists SKILL.md first
+                cut = len(skill_dir) + 1 if skill_dir else 0
+                md = state.files[bisect.bisect_left(state.rels, skill_dir + "/" + SKILL_FILE if cut else SKILL_FILE)]
+                line = md.frontmatter[1] if isinstance(md.frontmatter, tuple) else 1
+                rows.append(
+                    [
+                        skill_dir,
+                        list(built.skill.skill_path),
+                        built.skill.frontmatter,
+                        line,
+                        built.real_dir,
+                        not built.rules.specs,
+                        [rec.rel[cut:] for rec in members],
+                        [rec.digest for rec in members],
+                        [rec.size for rec in members],
+                        [rec.mime for rec in members],
+                        [rec.stamp for rec in members],
+                        built.moved or {},
+                    ]
+                )
+            roots.append({"real": state.real_root, "skills": rows})
+        return {
+            "roots": [os.path.abspath(r) for r in self.roots],
+            "stamps": _STAMP_SCHEME,
+            "per_root": roots,
+            "refusals": [[r.path, r.rule, r.message, r.line, r.skill] for r in self._publish_refusals],
+        }
 
     def update(self, paths: Iterable[str | os.PathLike[str]], generation: int) -> Catalog:
         """Apply changes at `paths` (files or folders, changed, added or removed) and build a catalog.
@@ -253,14 +296,15 @@ class FolderSource:
         for i in sorted(full | set(regions)):
             state = self._states[i]
             if i in full or not isinstance(state, _RootState):
-                self._states[i] = self._scan_root(self.roots[i], state if isinstance(state, _RootState) else None)
+                prior = _Prior.of(state) if isinstance(state, _RootState) else None
+                self._states[i] = self._scan_root(self.roots[i], prior)
                 continue
             try:
                 for region in _outermost(regions[i]):
                     _rewalk(state, region, self.progress)
             except _NeedFullScan as why:
                 logger.debug("rescanning %s whole: %s", state.root, why)
-                self._states[i] = self._scan_root(self.roots[i], state)
+                self._states[i] = self._scan_root(self.roots[i], _Prior.of(state))
         return self._publish(generation)
 
     def changed(self, skill_uri: str) -> bool:
@@ -281,9 +325,7 @@ class FolderSource:
 
     # -- scanning --------------------------------------------------------------------------------------------------
 
-    def _scan_root(
-        self, root: Path, previous: _RootState | None, cache: DigestCache | None = None
-    ) -> _RootState | Refusal:
+    def _scan_root(self, root: Path, prior: _Prior | None) -> _RootState | Refusal:
         try:
             real_root = os.path.realpath(root, strict=True)
         except OSError as exc:
@@ -306,16 +348,13 @@ class FolderSource:
             linked=walk.linked,
             trusted_before_ns=started - RACY_NS,
         )
-        old = {f.rel: f for f in previous.files} if previous is not None else {}
-        trusted = previous.trusted_before_ns if previous is not None else 0
         _index_skills(
             state,
             state.skill_dirs,
             state.files,
-            old,
-            built_before=previous.results if previous is not None else {},
-            trusted_before_ns=trusted,
-            cache=cache,
+            prior.records if prior is not None else {},
+            built_before=prior.results if prior is not None else {},
+            trusted_before_ns=prior.trusted_before_ns if prior is not None else 0,
             progress=self.progress,
         )
         return state
@@ -383,60 +422,149 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _restore(snapshot: Any, roots: Sequence[Path]) -> tuple[list[Skill], dict[str, str], list[Refusal]] | None:
-    """Skills, locations and refusals from a snapshot taken for `roots` (None if taken for other roots).
+@dataclass(frozen=True, slots=True)
+class _Prior:
+    """What the last scan of a root knew: files by path (with stamps and digests), skills by folder."""
 
-    Every location must lie inside one of the roots as they resolve now: a cache file edited
-    by someone else must not be able to publish a file from anywhere on the disk."""
+    records: dict[str, _FileRecord]
+    results: dict[str, _Built | Refusal]
+    trusted_before_ns: int
+
+    @classmethod
+    def of(cls, state: _RootState) -> _Prior:
+        return cls({f.rel: f for f in state.files}, state.results, state.trusted_before_ns)
+
+
+# How stamps are made (hash of a tuple of ints): they are compared only if a snapshot was made the same way.
+_STAMP_SCHEME = f"{sys.implementation.name}-{sys.hash_info.algorithm}-{sys.version_info[0]}.{sys.version_info[1]}"
+
+
+def _served_rows(snapshot: Any, roots: Sequence[Path]) -> list[tuple[int, list[Any]]] | None:
+    """Every skill row of a snapshot taken for `roots`, with its root's index (None if taken for other roots).
+
+    Every location must lie inside its root as it resolves now: a cache file edited by someone
+    else must not be able to publish a file from anywhere on the disk."""
     if not isinstance(snapshot, dict):
         raise TypeError("the snapshot is not an object")
     if snapshot.get("roots") != [os.path.abspath(r) for r in roots]:
         return None
-    real_roots = [os.path.realpath(r) for r in roots]
-    skills: list[Skill] = []
+    rows: list[tuple[int, list[Any]]] = []
+    for i, (root, part) in enumerate(zip(roots, snapshot["per_root"], strict=True)):
+        if part is None:
+            continue
+        real_root = os.path.realpath(root)
+        if part["real"] != real_root:
+            return None  # the root now resolves elsewhere: nothing recorded applies
+        for row in part["skills"]:
+            skill_dir, _, frontmatter, line, real_dir, _, rels, digests, sizes, mimes, stamps, moved = row
+            if not isinstance(frontmatter, dict) or not isinstance(moved, dict) or type(line) is not int:
+                raise TypeError("malformed skill")
+            # str.join and array("q") check every item's type in C (TypeError otherwise): this runs per file.
+            joined = "\n".join(rels)
+            "".join(digests)
+            "".join(mimes)
+            array("q", sizes)
+            array("q", stamps)
+            if not len(rels) == len(digests) == len(sizes) == len(mimes) == len(stamps):
+                raise ValueError("columns of different lengths")
+            if _ESCAPING_REL.search(joined) or not isinstance(skill_dir, str):
+                raise ValueError(f"{real_dir!r} holds a path outside every root")
+            for where in (real_dir, *moved.values()):
+                if not _safe_location(where, real_root):
+                    raise ValueError(f"location {where!r} is outside every root")
+            rows.append((i, row))
+    return rows
+
+
+def _skill_from_row(row: list[Any]) -> Skill:
+    _, skill_path, frontmatter, _, _, _, rels, digests, sizes, mimes, _, _ = row
+    uris = _file_uris(directory_uri(skill_path) + "/", rels)
+    files = sorted(map(SkillFile, rels, uris, digests, sizes, mimes), key=_manifest_order)
+    return Skill(tuple(skill_path), frontmatter, tuple(files))
+
+
+def _restore(snapshot: Any, roots: Sequence[Path], generation: int) -> Catalog | None:
+    """The catalog a snapshot holds for `roots`, each skill built on first use (None if taken for other roots)."""
+    rows = _served_rows(snapshot, roots)
+    if rows is None:
+        return None
     locations: dict[str, str] = {}
-    for skill_path, frontmatter, real_dir, rels, digests, sizes, mimes, moved in snapshot["skills"]:
-        if not isinstance(frontmatter, dict) or not isinstance(moved, dict):
-            raise TypeError("malformed skill")
-        if not all(map(_is_str, rels)) or not all(map(_is_str, digests)) or not all(map(_is_str, mimes)):
-            raise TypeError("malformed file names, digests or types")
-        if not all(type(size) is int for size in sizes):
-            raise TypeError("malformed sizes")
-        joined = "\n".join(rels)
-        if _ESCAPING_REL.search(joined) or not _safe_location(real_dir, real_roots):
-            raise ValueError(f"{real_dir!r} holds a path outside every root")
+    builders: list[tuple[str, Callable[[], Skill]]] = []
+    for _, row in rows:
+        skill_path, real_dir, rels, moved = row[1], row[4], row[6], row[11]
         base = directory_uri(skill_path) + "/"
-        if _PLAIN_PATH.fullmatch(joined.replace("\n", "/")):
-            uris = [base + rel for rel in rels]
-        else:
-            uris = [_file_uri(base, rel) for rel in rels]
         prefix = real_dir + "/"
-        where = [prefix + rel for rel in rels]
-        for rel, location in moved.items():
-            if not _safe_location(location, real_roots):
-                raise ValueError(f"{location!r} is outside every root")
-            where[rels.index(rel)] = location
-        skills.append(Skill(tuple(skill_path), frontmatter, tuple(map(SkillFile, rels, uris, digests, sizes, mimes))))
-        locations.update(zip(uris, where, strict=True))
+        uris = _file_uris(base, rels)
+        locations.update(
+            zip(
+                uris,
+                [moved.get(rel) or prefix + rel for rel in rels] if moved else [prefix + rel for rel in rels],
+                strict=True,
+            )
+        )
+        builders.append((base + SKILL_FILE, partial(_skill_from_row, row)))
     refusals = [Refusal(path, rule, message, line, skill) for path, rule, message, line, skill in snapshot["refusals"]]
-    return skills, locations, refusals
+    return Catalog.deferred(builders, locations, refusals, generation)
+
+
+def _priors(
+    snapshot: Any, roots: Sequence[Path], trusted: Sequence[int | None], restored: Catalog | None
+) -> list[_Prior | None] | None:
+    """Per root, the files and skills a snapshot recorded, as a scan of it would have left them
+    (the skills taken from `restored`, the catalog `restore()` made of the same snapshot, if given)."""
+    rows = _served_rows(snapshot, roots)
+    if rows is None:
+        return None
+    same_stamps = snapshot.get("stamps") == _STAMP_SCHEME
+    priors: list[_Prior | None] = [
+        _Prior({}, {}, when) if part is not None and when is not None and same_stamps else None
+        for part, when in zip(snapshot["per_root"], [*trusted, *[None] * len(roots)], strict=False)
+    ]
+    real_roots = [os.path.realpath(r) for r in roots]
+    for i, row in rows:
+        prior = priors[i]
+        if prior is None:
+            continue
+        skill_dir, _, frontmatter, line, real_dir, no_rules, rels, digests, sizes, mimes, stamps, moved = row
+        prefix = skill_dir + "/" if skill_dir else ""
+        members = []
+        for rel, digest, size, mime, stamp in zip(rels, digests, sizes, mimes, stamps, strict=True):
+            rec = _FileRecord(prefix + rel, moved.get(rel) or real_dir + "/" + rel, size, stamp, digest, mime)
+            if rel == SKILL_FILE:
+                rec.frontmatter = (frontmatter, line)
+            prior.records[rec.rel] = rec
+            members.append(rec)
+        members.sort(key=_rel_of)
+        display = os.path.join(str(roots[i]), skill_dir) if skill_dir else str(roots[i])
+        rules = IgnoreRules.empty() if no_rules is True else None
+        if rules is not None:
+            skill = restored.skill(directory_uri(row[1]) + "/" + SKILL_FILE) if restored is not None else None
+            prior.results[skill_dir] = _Built(
+                skill or _skill_from_row(row),
+                moved or None,
+                display,
+                real_dir,
+                skill_dir,
+                rules,
+                real_roots[i],
+                _signature(members, (), skill_dir),
+            )
+    return priors
 
 
 # A root-relative path that climbs out ("..") or is absolute, one per line.
 _ESCAPING_REL = re.compile(r"(?m)(?:^|/)\.\.(?:/|$)|^/")
 
 
-def _is_str(value: object) -> bool:
-    return type(value) is str
+def _safe_location(path: object, real_root: str) -> bool:
+    return isinstance(path, str) and "\n" not in path and "/../" not in path + "/" and _inside(path, real_root)
 
 
-def _safe_location(path: object, real_roots: Sequence[str]) -> bool:
-    return (
-        isinstance(path, str)
-        and "\n" not in path
-        and "/../" not in path + "/"
-        and any(_inside(path, root) for root in real_roots)
-    )
+def _file_uris(base: str, rels: list[str]) -> list[str]:
+    """`_file_uri` of each of `rels`, at once when none needs encoding."""
+    if _PLAIN_PATH.fullmatch("/".join(rels)):
+        return [base + rel for rel in rels]
+    return [_file_uri(base, rel) for rel in rels]
 
 
 def _file_uri(base: str, rel: str) -> str:
@@ -517,7 +645,6 @@ def _rewalk(state: _RootState, region: str, progress: Progress | None) -> None:
         old,
         built_before=built_before,
         trusted_before_ns=state.trusted_before_ns,
-        cache=None,
         progress=progress,
     )
 
@@ -572,7 +699,6 @@ def _index_skills(
     *,
     built_before: dict[str, _Built | Refusal],
     trusted_before_ns: int,
-    cache: DigestCache | None,
     progress: Progress | None,
 ) -> None:
     """Hash the files of `skill_dirs` found by a walk (`walked`, sorted), then build each skill into `state`."""
@@ -584,7 +710,7 @@ def _index_skills(
     total = len(todo)
     for done, rec in enumerate(todo, 1):
         prev = old.get(rec.rel)
-        error = _hash_file(rec, prev if prev is not None and prev.stamp is not None else None, trusted_before_ns, cache)
+        error = _hash_file(rec, prev if prev is not None and prev.stamp is not None else None, trusted_before_ns)
         if error is not None:
             errors[rec.rel] = error
         if progress is not None and (done % _PROGRESS_EVERY == 0 or done == total):
@@ -717,38 +843,23 @@ _SNIFF = 8192
 _O_READ = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 
 
-def _hash_file(
-    rec: _FileRecord, prev: _FileRecord | None, trusted_before_ns: int, cache: DigestCache | None
-) -> OSError | None:
-    """Fill in `rec`'s key, digest, MIME type (and, for a SKILL.md, frontmatter); an OSError if unreadable.
+def _hash_file(rec: _FileRecord, prev: _FileRecord | None, trusted_before_ns: int) -> OSError | None:
+    """Fill in `rec`'s size, stamp, digest, MIME type (and, for a SKILL.md, frontmatter); an OSError if unreadable.
 
-    The digest is taken from `prev` (the same path in the last scan) or the digest cache when the
-    file's key still matches, else the file is read and hashed. The stat comes before the read: a
-    write after it changes the ctime, so a digest is never filed under a key the file no longer has.
+    The digest is taken from `prev` (the same path in the last scan, or in the digest cache) when the
+    file's stamp still matches and is older than `trusted_before_ns`, else the file is read and hashed.
+    The stat comes before the read: a write after it changes the ctime, so a digest is never filed
+    under a stamp the file no longer has.
     """
     rel = rec.rel
     is_skill_md = rel == SKILL_FILE or rel.endswith("/" + SKILL_FILE)
     mime = mime_type_for(rel)
     try:
-        if prev is not None or cache is not None:
+        if prev is not None:
             key = file_key(os.stat(rec.location))
-            stamp = hash(key)
-            if prev is not None and prev.stamp == stamp and key[4] < trusted_before_ns and key[3] < trusted_before_ns:
+            if hash(key) == prev.stamp and key[4] < trusted_before_ns and key[3] < trusted_before_ns:
                 rec.size, rec.stamp = prev.size, prev.stamp
                 rec.digest, rec.mime, rec.frontmatter = prev.digest, prev.mime, prev.frontmatter
-                if cache is not None and prev.digest is not None:
-                    fm = prev.frontmatter
-                    if not is_skill_md:
-                        cache.put(key, CacheEntry(prev.digest, prev.mime))
-                    elif isinstance(fm, tuple):
-                        cache.put(key, CacheEntry(prev.digest, prev.mime, fm))
-                return None
-            hit = cache.get(key) if cache is not None else None
-            if hit is not None and (hit.frontmatter is not None or not is_skill_md):
-                assert cache is not None
-                cache.put(key, hit)
-                rec.size, rec.stamp, rec.digest, rec.frontmatter = key[2], stamp, hit.digest, hit.frontmatter
-                rec.mime = hit.mime_type if mime == DEFAULT_MIME_TYPE else mime  # sniffed from content the key vouches
                 return None
         fd = os.open(rec.location, _O_READ)
         try:
@@ -780,19 +891,12 @@ def _hash_file(
     except OSError as exc:
         rec.stamp = None
         return exc
-    key = file_key(st)
-    rec.size, rec.stamp, rec.digest, rec.mime = size, hash(key), digest, mime
+    rec.size, rec.stamp, rec.digest, rec.mime = size, hash(file_key(st)), digest, mime
     if kept is not None:
         try:
             rec.frontmatter = _parse_frontmatter(kept)
         except SkillError as err:
             rec.frontmatter = err
-    if cache is not None:
-        fm = rec.frontmatter
-        if not is_skill_md:
-            cache.put(key, CacheEntry(digest, mime))
-        elif isinstance(fm, tuple):
-            cache.put(key, CacheEntry(digest, mime, fm))
     return None
 
 
