@@ -6,14 +6,19 @@ VENV := .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
+SKILLS ?= 10000
 NODE_TOOLS := tools/node/node_modules/.package-lock.json
 
-.PHONY: serve test lint typecheck pytest tools venv chromium clean
+.PHONY: serve test bench lint typecheck pytest tools venv chromium clean
 
 serve: $(BIN)/skillwire
 	$(BIN)/skillwire serve examples/skills --http $(HOST):$(PORT)
 
 test: lint typecheck pytest
+
+# Every benchmark on 10,000 generated skills, skillwire beside its peers (installs the peers on first use; ~15 min).
+bench: $(BIN)/skillwire
+	$(BIN)/python -m bench --skills $(SKILLS)
 
 lint: $(BIN)/skillwire
 	$(BIN)/ruff check .

@@ -89,6 +89,8 @@ def canonical_uri(uri: object) -> str:
         reason = f"scheme {scheme!r} is not served here" if scheme else "it has no skill:// scheme"
         raise InvalidSkillUri(uri, reason)
     rest = uri[len(PREFIX) :]
+    if _PLAIN_PATH.fullmatch(rest) and all(seg not in ("", ".", "..") for seg in rest.split("/")):
+        return uri  # nothing encoded, no empty or dot segment: already canonical (the hot path for reads)
     if "?" in rest or "#" in rest:
         raise InvalidSkillUri(uri, "queries and fragments are not part of skill URIs")
     if "\\" in rest:
