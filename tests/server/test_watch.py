@@ -6,6 +6,7 @@ skills/list is what proves a reload happened, since skills/get re-checks its own
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import signal
@@ -25,7 +26,15 @@ from skillwire.catalog import Catalog
 from skillwire.server.service import ServeOptions, SkillService
 from skillwire.server.watch import watch_and_rebuild
 from skillwire.sources.filesystem import FolderSource
-from tests.support.servers import REPO_ROOT, all_skills, http_server, serve_command, skills_get, skills_list
+from tests.support.servers import (
+    REPO_ROOT,
+    all_skills,
+    http_server,
+    resources_read,
+    serve_command,
+    skills_get,
+    skills_list,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -287,6 +296,59 @@ async def test_a_restart_with_a_digest_cache_serves_at_once_then_checks_the_disk
                 "the background check publishes what changed while the server was down",
             )
             assert listing["skill://alpha/SKILL.md"] == "Edited while the server was down"
+        server.assert_alive()
+
+
+async def test_reads_racing_reloads_always_match_a_manifest_published_around_them(tmp_path: Path) -> None:
+    """Spec: a file's bytes match its manifest digest. While a file is rewritten (atomically, as editors do) and
+    the watcher reloads, every read returns the bytes of a version whose digest skills/get published no earlier
+    than the entry fetched just before the read and no later than the one fetched just after."""
+    root = make_root(tmp_path)
+    target = root / "alpha" / "notes.md"
+    version_of: dict[str, int] = {}
+
+    def write(version: int) -> None:
+        data = f"version {version}\n".encode() + b"x" * (version % 7)
+        version_of["sha256:" + hashlib.sha256(data).hexdigest()] = version
+        tmp = target.with_name(".notes.tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, target)
+
+    write(0)
+    uri = "skill://alpha/notes.md"
+    with http_server([root]) as server:
+        async with Client(server.url, mode="auto", cache=None) as client:
+
+            async def listed_version() -> int:
+                entry = (await skills_get(client, "skill://alpha/SKILL.md")).skill
+                digest = next(r["digest"] for r in entry["resources"] if r["uri"] == uri)
+                return version_of[digest]
+
+            assert await listed_version() == 0
+            stop = anyio.Event()
+
+            async def writer() -> None:
+                version = 0
+                while not stop.is_set():
+                    version += 1
+                    write(version)
+                    await anyio.sleep(0.003)
+
+            checked = 0
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(writer)
+                with anyio.move_on_after(3.0):
+                    while True:
+                        before = await listed_version()
+                        contents = (await resources_read(client, uri)).contents
+                        after = await listed_version()
+                        data = contents[0]["text"].encode()
+                        read = version_of.get("sha256:" + hashlib.sha256(data).hexdigest())
+                        assert read is not None, f"read bytes that no version had: {data!r}"
+                        assert before <= read <= after, (before, read, after)
+                        checked += 1
+                stop.set()
+            assert checked > 20
         server.assert_alive()
 
 

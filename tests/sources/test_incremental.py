@@ -244,3 +244,31 @@ def test_a_root_with_links_is_rescanned_whole_and_stays_right(tmp_path: Path) ->
     (root / "real" / "SKILL.md").write_text("---\nname: real\ndescription: Changed\n---\n")
     catalog = source.update([str(root / "real" / "SKILL.md")], generation=1)
     assert picture(catalog) == picture(FolderSource([root]).scan())
+
+
+def test_files_removed_between_the_walk_and_the_read_are_just_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file renamed away mid-scan (an editor's atomic save) must not get its whole skill refused as unreadable."""
+    monkeypatch.setattr(filesystem, "_PROGRESS_EVERY", 1)
+    root = tmp_path / "root"
+    write_skill(root / "a")
+    write_skill(root / "b")
+    (root / "b" / "notes.md").write_text("going\n")
+    write_skill(root / "c")
+    removed: list[str] = []
+
+    def remove_the_rest(done: int, total: int) -> None:  # called after each file is hashed, in path order
+        if done == 1:
+            (root / "b" / "notes.md").unlink()
+            (root / "c" / "SKILL.md").unlink()
+            removed.append("yes")
+
+    catalog = FolderSource([root], progress=remove_the_rest).scan()
+    assert removed
+    assert [s.uri for s in catalog.skills] == ["skill://a/SKILL.md", "skill://b/SKILL.md"]
+    b = catalog.skill("skill://b/SKILL.md")
+    assert b is not None
+    assert [f.rel_path for f in b.files] == ["SKILL.md"]
+    assert catalog.refusals == ()
+    assert picture(catalog) == picture(FolderSource([root]).scan())

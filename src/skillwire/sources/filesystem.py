@@ -65,7 +65,7 @@ class _FileRecord:
     """One file under a root, and what is known of its content once hashed."""
 
     rel: str  # root-relative, "/"-separated
-    location: str  # resolved real path
+    location: str | None  # resolved real path; None for the usual one, the real root + "/" + rel (saves a string)
     size: int = 0
     # hash((dev, ino, size, mtime_ns, ctime_ns)) at the read, None until hashed: one int, not a tuple of five,
     # since 50,000 files each keep one. Equal stamps mean an unchanged file (a collision is 1 in 2**64, and
@@ -529,7 +529,9 @@ def _priors(
         prefix = skill_dir + "/" if skill_dir else ""
         members = []
         for rel, digest, size, mime, stamp in zip(rels, digests, sizes, mimes, stamps, strict=True):
-            rec = _FileRecord(prefix + rel, moved.get(rel) or real_dir + "/" + rel, size, stamp, digest, mime)
+            where = moved.get(rel) or real_dir + "/" + rel
+            usual = real_roots[i] + "/" + prefix + rel
+            rec = _FileRecord(prefix + rel, None if where == usual else where, size, stamp, digest, mime)
             if rel == SKILL_FILE:
                 rec.frontmatter = (frontmatter, line)
             prior.records[rec.rel] = rec
@@ -707,22 +709,35 @@ def _index_skills(
     memo: dict[str, bool] = {}
     todo = [f for f in walked if _in_some_skill(f.rel, in_skill, memo, root_is_skill=root_is_skill)]
     errors: dict[str, OSError] = {}
+    vanished: set[int] = set()
+    root_prefix = state.real_root + "/"
     total = len(todo)
     for done, rec in enumerate(todo, 1):
         prev = old.get(rec.rel)
-        error = _hash_file(rec, prev if prev is not None and prev.stamp is not None else None, trusted_before_ns)
-        if error is not None:
+        usable = prev if prev is not None and prev.stamp is not None else None
+        error = _hash_file(rec, rec.location or root_prefix + rec.rel, usable, trusted_before_ns)
+        if isinstance(error, FileNotFoundError):
+            vanished.add(id(rec))  # removed (or renamed away) since the walk listed it: it is not there
+        elif error is not None:
             errors[rec.rel] = error
         if progress is not None and (done % _PROGRESS_EVERY == 0 or done == total):
             progress(done, total)
+    if vanished:
+        kept = [f for f in state.files if id(f) not in vanished]
+        state.files[:] = kept
+        state.rels[:] = [f.rel for f in kept]
     base: tuple[str, ...] = (os.path.basename(state.real_root),) if "" in state.rules else ()
     display_root = str(state.root)
+    gone: list[str] = []
     for skill_dir in skill_dirs:
         display = os.path.join(display_root, skill_dir) if skill_dir else display_root
         skill_path = base + tuple(p for p in skill_dir.split("/") if p)
         prefix = skill_dir + "/" if skill_dir else ""
         lo, hi = _span(state.rels, skill_dir)
         members = state.files[lo:hi]
+        if vanished and not any(rec.rel == prefix + SKILL_FILE for rec in members):
+            gone.append(skill_dir)  # its SKILL.md went away since the walk: no longer a skill
+            continue
         bad = [b for b in state.bad_paths if _under(b.path, skill_dir)]
         real_dir, rules = state.rules[skill_dir]
         signature = _signature(members, bad, skill_dir)
@@ -736,12 +751,19 @@ def _index_skills(
             state.results[skill_dir] = before  # unchanged: the published objects are shared, not rebuilt
             continue
         try:
-            skill, moved = _build_skill(members, bad, prefix, skill_path, errors, real_dir=real_dir)
+            skill, moved = _build_skill(
+                members, bad, prefix, skill_path, errors, real_dir=real_dir, root_prefix=root_prefix
+            )
         except SkillError as err:
             rel = err.path or SKILL_FILE
             state.results[skill_dir] = Refusal(os.path.join(display, rel), err.rule, err.message, err.line)
             continue
         state.results[skill_dir] = _Built(skill, moved, display, real_dir, skill_dir, rules, state.real_root, signature)
+    if gone:
+        for skill_dir in gone:
+            state.results.pop(skill_dir, None)
+            del state.rules[skill_dir]
+        state.skill_dirs = [d for d in state.skill_dirs if d not in set(gone)]
 
 
 def _walk_dir(
@@ -758,6 +780,8 @@ def _walk_dir(
     try:
         with os.scandir(real_dir) as it:
             entries = list(it)  # in directory order: the scan sorts what it keeps
+    except FileNotFoundError:
+        return  # removed since its parent was listed: it holds nothing now
     except OSError as exc:
         walk.bad_paths.append(Refusal(rel_dir or ".", "unreadable", f"folder cannot be read: {exc.strerror or exc}"))
         return
@@ -770,6 +794,7 @@ def _walk_dir(
     here = os.stat(real_dir)
     ancestors = ancestors | {(here.st_dev, here.st_ino)}
     prefix = rel_dir + "/" if rel_dir else ""
+    root_prefix = walk.root + "/"
     files = walk.files
     for entry in entries:
         name = entry.name
@@ -778,7 +803,8 @@ def _walk_dir(
             is_link = entry.is_symlink()
             if not stat_files and not is_link and entry.is_file(follow_symlinks=False):
                 if not builtin_ignored(name, is_dir=False) and not (rules.specs and rules.ignored(rel, is_dir=False)):
-                    files.append(_FileRecord(rel, entry.path))
+                    path = entry.path
+                    files.append(_FileRecord(rel, None if path == root_prefix + rel else path))
                     if name == SKILL_FILE:
                         walk.skill_dirs.append(rel_dir)
                         walk.skill_rules[rel_dir] = (real_dir, rules)
@@ -808,7 +834,8 @@ def _walk_dir(
                 continue
             _walk_dir(walk, location, rel, rules, ancestors, stat_files=stat_files)
         elif stat.S_ISREG(st.st_mode):
-            walk.files.append(_FileRecord(rel, location, st.st_size, hash(file_key(st))))
+            usual = location == root_prefix + rel
+            walk.files.append(_FileRecord(rel, None if usual else location, st.st_size, hash(file_key(st))))
             if name == SKILL_FILE:
                 walk.skill_dirs.append(rel_dir)
                 walk.skill_rules[rel_dir] = (real_dir, rules)
@@ -843,7 +870,7 @@ _SNIFF = 8192
 _O_READ = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 
 
-def _hash_file(rec: _FileRecord, prev: _FileRecord | None, trusted_before_ns: int) -> OSError | None:
+def _hash_file(rec: _FileRecord, path: str, prev: _FileRecord | None, trusted_before_ns: int) -> OSError | None:
     """Fill in `rec`'s size, stamp, digest, MIME type (and, for a SKILL.md, frontmatter); an OSError if unreadable.
 
     The digest is taken from `prev` (the same path in the last scan, or in the digest cache) when the
@@ -856,12 +883,12 @@ def _hash_file(rec: _FileRecord, prev: _FileRecord | None, trusted_before_ns: in
     mime = mime_type_for(rel)
     try:
         if prev is not None:
-            key = file_key(os.stat(rec.location))
+            key = file_key(os.stat(path))
             if hash(key) == prev.stamp and key[4] < trusted_before_ns and key[3] < trusted_before_ns:
                 rec.size, rec.stamp = prev.size, prev.stamp
                 rec.digest, rec.mime, rec.frontmatter = prev.digest, prev.mime, prev.frontmatter
                 return None
-        fd = os.open(rec.location, _O_READ)
+        fd = os.open(path, _O_READ)
         try:
             st = os.fstat(fd)
             size = st.st_size
@@ -908,6 +935,7 @@ def _build_skill(
     errors: dict[str, OSError],
     *,
     real_dir: str,
+    root_prefix: str,
 ) -> tuple[Skill, dict[str, str] | None]:
     """Validate one skill folder and build its entry (and the files not at `real_dir`/path, if any);
     raise SkillError naming the broken rule."""
@@ -944,8 +972,9 @@ def _build_skill(
         uri = _file_uri(base, rel)
         assert rec.digest is not None
         files.append(SkillFile(rel, uri, rec.digest, rec.size, rec.mime))
-        if rec.location != real_dir + "/" + rel:
-            moved[rel] = rec.location
+        location = rec.location or root_prefix + rec.rel
+        if location != real_dir + "/" + rel:
+            moved[rel] = location
     files.sort(key=_manifest_order)
     return Skill(skill_path, fm, tuple(files)), moved or None
 
