@@ -63,7 +63,7 @@ def _child(mode: str, root: str, cache: str) -> None:
         restored = source.restore()
         if restored is None:
             raise SystemExit("bench.index: the digest cache holds no catalog for this root")
-        files = restored.file_count
+        files = restored.file_count  # from the snapshot: no skill is built to count them
         if mode == "verified":
             files = source.scan(1).file_count
     elif mode in ("rescan", "edit"):
@@ -80,8 +80,16 @@ def _child(mode: str, root: str, cache: str) -> None:
     else:
         files = FolderSource([root]).scan().file_count
     elapsed = time.perf_counter() - start
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+    rss = peak_rss()
     print(json.dumps({"s": elapsed, "rss": rss, "files": files}))
+
+
+def peak_rss() -> int:
+    """This process's peak RSS in bytes (VmHWM: unlike ru_maxrss it is not inherited from the parent's peak)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def run(mode: str, root: Path, cache: Path) -> dict[str, float]:
@@ -98,10 +106,11 @@ def run(mode: str, root: Path, cache: Path) -> dict[str, float]:
 
 def baseline_rss() -> int:
     """Peak RSS of a process that only imports skillwire's scanner (to separate the index's own memory)."""
-    code = (
-        "import resource, skillwire.sources.filesystem;print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)"
+    code = "import bench.index, skillwire.sources.filesystem; print(bench.index.peak_rss())"
+    here = Path(__file__).resolve().parent.parent
+    return int(
+        subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, cwd=here).stdout
     )
-    return int(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout)
 
 
 def main() -> None:

@@ -102,12 +102,18 @@ class Catalog:
         self._locate: Locator = _by_uri(locations) if isinstance(locations, Mapping) else locations
         # Derived on first use; a snapshot never changes, so a value computed twice is the same value.
         self._file_uris: list[str] | None = None
+        self._file_total: int | None = None  # known without building skills (a deferred catalog's locations)
         self._trees: dict[str, dict[str, list[DirectoryChild]]] = {}
 
     # -- skills --------------------------------------------------------------------------------------------------
 
     def __len__(self) -> int:
         return len(self._skills)
+
+    @property
+    def skill_uris(self) -> Sequence[str]:
+        """The URI of every served skill's SKILL.md, in order (no skill is built to list them)."""
+        return self._skill_uris
 
     @property
     def skills(self) -> tuple[Skill, ...]:
@@ -157,6 +163,9 @@ class Catalog:
 
     @property
     def file_count(self) -> int:
+        """How many distinct files are served (a nested skill's files count once)."""
+        if self._file_uris is None and self._file_total is not None:
+            return self._file_total
         return len(self._all_file_uris())
 
     def files_page(self, cursor: str | None, limit: int) -> Page[ServedFile]:
@@ -231,6 +240,8 @@ class Catalog:
         pending = sorted(builders, key=_first)
         catalog._skills = {uri: _Deferred(build) for uri, build in pending}
         catalog._skill_uris = list(catalog._skills)
+        if isinstance(locations, Mapping):
+            catalog._file_total = len(locations)
         if len(catalog._skill_uris) != len(pending):
             raise ValueError("deferred skills must have unique URIs")
         return catalog

@@ -260,15 +260,16 @@ def _host_port(text: str) -> tuple[str, int]:
 
 def print_summary(catalog: Catalog, out: TextIO) -> None:
     """What is served and what was refused, for a person reading a terminal."""
-    skills = catalog.skills
+    count = len(catalog)
     files = catalog.file_count
-    print(f"{PROG}: serving {len(skills)} skill{'s' * (len(skills) != 1)} ({files} files)", file=out)
-    width = max((len(s.uri) for s in skills), default=0)
-    for skill in skills[:50]:
+    print(f"{PROG}: serving {count} skill{'s' * (count != 1)} ({files} files)", file=out)
+    shown = catalog.skills_page(None, 50).items  # the first 50 only: a large catalog is not built just to print
+    width = max((len(s.uri) for s in shown), default=0)
+    for skill in shown:
         files_word = "file " if len(skill.files) == 1 else "files"
         print(f"  {skill.uri:<{width}}  {len(skill.files):>3} {files_word}  {skill.total_size:>9,} bytes", file=out)
-    if len(skills) > 50:
-        print(f"  ... and {len(skills) - 50} more", file=out)
+    if count > 50:
+        print(f"  ... and {count - 50} more", file=out)
     refused = [r for r in catalog.refusals if r.skill]
     skipped = [r for r in catalog.refusals if not r.skill]
     if refused:

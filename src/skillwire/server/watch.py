@@ -157,9 +157,24 @@ def _roots(service: SkillService) -> tuple[Path, ...]:
 # -- telling clients ---------------------------------------------------------------------------------------------------
 
 
-def _served(catalog: Catalog) -> dict[str, str]:
-    """What a client can observe: every served file URI and its digest (skills are derived from these)."""
-    return {f.uri: f.digest for skill in catalog.skills for f in skill.files}
+def _changed_files(before: Catalog, after: Catalog) -> tuple[bool, list[str]]:
+    """Whether what clients can observe differs between two catalogs, and the file URIs of `before` that
+    changed or went away. A skill object shared by both (a rebuild keeps unchanged skills) is skipped unread."""
+    old, new = set(before.skill_uris), set(after.skill_uris)
+    differs = old != new
+    gone: dict[str, str] = {}
+    kept: dict[str, str] = {}
+    for uri in old | new:
+        a = before.skill(uri) if uri in old else None
+        b = after.skill(uri) if uri in new else None
+        if a is b:
+            continue
+        if a is not None:
+            gone.update((f.uri, f.digest) for f in a.files)
+        if b is not None:
+            kept.update((f.uri, f.digest) for f in b.files)
+        differs = differs or a is None or b is None or a.to_entry() != b.to_entry()
+    return differs, sorted(uri for uri, digest in gone.items() if kept.get(uri) != digest)
 
 
 class ChangeNotifier:
@@ -181,7 +196,7 @@ class ChangeNotifier:
         self.bus = InMemorySubscriptionBus()
         self.listen = ListenHandler(self.bus)
         self._sessions: dict[int, ServerSession] = {}
-        self._published = _served(service.catalog)
+        self._published = service.catalog
         self._wake: anyio.Event | None = None
         service.on_change(self._on_change)
 
@@ -222,11 +237,10 @@ class ChangeNotifier:
 
     async def publish(self, catalog: Catalog) -> None:
         """Notify every client if what `catalog` serves differs from what was last published."""
-        served = _served(catalog)
-        before, self._published = self._published, served
-        if served == before:
+        before, self._published = self._published, catalog
+        differs, updated = _changed_files(before, catalog)
+        if not differs:
             return
-        updated = sorted(uri for uri, digest in before.items() if served.get(uri) != digest)
         logger.info("catalog changed: notifying %d handshake-era sessions and listen streams", len(self._sessions))
         for session in list(self._sessions.values()):
             with anyio.move_on_after(_SEND_TIMEOUT_S):
