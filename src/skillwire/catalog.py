@@ -231,17 +231,20 @@ class Catalog:
         locations: Mapping[str, str] | Locator,
         refusals: Iterable[Refusal] = (),
         generation: int = 0,
+        *,
+        file_count: int | None = None,
     ) -> Catalog:
         """A catalog whose skills are built on first use: (skill URI, builder) pairs, for a fast start.
 
         The URIs must be canonical and unique; each builder must return the skill at its URI.
+        `file_count`, if known, answers `file_count` without building every skill (with a
+        mapping of `locations`, its size is used).
         """
         catalog = cls((), locations, refusals, generation)
         pending = sorted(builders, key=_first)
         catalog._skills = {uri: _Deferred(build) for uri, build in pending}
         catalog._skill_uris = list(catalog._skills)
-        if isinstance(locations, Mapping):
-            catalog._file_total = len(locations)
+        catalog._file_total = len(locations) if isinstance(locations, Mapping) else file_count
         if len(catalog._skill_uris) != len(pending):
             raise ValueError("deferred skills must have unique URIs")
         return catalog

@@ -449,6 +449,7 @@ def _served_rows(snapshot: Any, roots: Sequence[Path]) -> list[tuple[int, list[A
     if snapshot.get("roots") != [os.path.abspath(r) for r in roots]:
         return None
     rows: list[tuple[int, list[Any]]] = []
+    names: list[str] = []
     for i, (root, part) in enumerate(zip(roots, snapshot["per_root"], strict=True)):
         if part is None:
             continue
@@ -467,12 +468,15 @@ def _served_rows(snapshot: Any, roots: Sequence[Path]) -> list[tuple[int, list[A
             array("q", stamps)
             if not len(rels) == len(digests) == len(sizes) == len(mimes) == len(stamps):
                 raise ValueError("columns of different lengths")
-            if _ESCAPING_REL.search(joined) or not isinstance(skill_dir, str):
-                raise ValueError(f"{real_dir!r} holds a path outside every root")
+            names.append(joined)
+            if not isinstance(skill_dir, str):
+                raise TypeError("malformed skill folder")
             for where in (real_dir, *moved.values()):
                 if not _safe_location(where, real_root):
                     raise ValueError(f"location {where!r} is outside every root")
             rows.append((i, row))
+    if _ESCAPING_REL.search("\n".join(names)):  # one pass over every file name: this runs at startup
+        raise ValueError("a file path climbs out of its skill folder (outside every root)")
     return rows
 
 
@@ -488,23 +492,34 @@ def _restore(snapshot: Any, roots: Sequence[Path], generation: int) -> Catalog |
     rows = _served_rows(snapshot, roots)
     if rows is None:
         return None
-    locations: dict[str, str] = {}
+    where: dict[str, tuple[str, dict[str, str]]] = {}
     builders: list[tuple[str, Callable[[], Skill]]] = []
-    for _, row in rows:
-        skill_path, real_dir, rels, moved = row[1], row[4], row[6], row[11]
-        base = directory_uri(skill_path) + "/"
-        prefix = real_dir + "/"
-        uris = _file_uris(base, rels)
-        locations.update(
-            zip(
-                uris,
-                [moved.get(rel) or prefix + rel for rel in rels] if moved else [prefix + rel for rel in rels],
-                strict=True,
-            )
-        )
-        builders.append((base + SKILL_FILE, partial(_skill_from_row, row)))
+    dirs_by_root: dict[int, set[str]] = {}
+    for i, row in rows:
+        uri = directory_uri(row[1]) + "/" + SKILL_FILE
+        where[uri] = (row[4], row[11])
+        builders.append((uri, partial(_skill_from_row, row)))
+        dirs_by_root.setdefault(i, set()).add(row[0])
+    # Distinct files: a nested skill's files are in its enclosing skill's row too, so count outermost rows only.
+    memo: dict[str, bool] = {}
+    files = sum(
+        len(row[6])
+        for i, row in rows
+        if not (row[0] and _folder_in_skill(row[0].rpartition("/")[0], dirs_by_root[i], memo))
+    )
     refusals = [Refusal(path, rule, message, line, skill) for path, rule, message, line, skill in snapshot["refusals"]]
-    return Catalog.deferred(builders, locations, refusals, generation)
+    return Catalog.deferred(builders, _RowLocator(where), refusals, generation, file_count=files)
+
+
+@dataclass(frozen=True, slots=True)
+class _RowLocator:
+    """Where a restored skill's files live: its folder (checked inside a root) and the few links recorded apart."""
+
+    where: dict[str, tuple[str, dict[str, str]]]  # skill URI -> (real folder, {path in skill: location})
+
+    def __call__(self, skill: Skill, f: SkillFile) -> str:
+        real_dir, moved = self.where[skill.uri]
+        return moved.get(f.rel_path) or real_dir + "/" + f.rel_path
 
 
 def _priors(
