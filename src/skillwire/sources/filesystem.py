@@ -810,6 +810,7 @@ def _walk_dir(
     ancestors = ancestors | {(here.st_dev, here.st_ino)}
     prefix = rel_dir + "/" if rel_dir else ""
     root_prefix = walk.root + "/"
+    at_usual_path = real_dir == (root_prefix + rel_dir if rel_dir else walk.root)  # so is every plain file here
     files = walk.files
     for entry in entries:
         name = entry.name
@@ -818,8 +819,7 @@ def _walk_dir(
             is_link = entry.is_symlink()
             if not stat_files and not is_link and entry.is_file(follow_symlinks=False):
                 if not builtin_ignored(name, is_dir=False) and not (rules.specs and rules.ignored(rel, is_dir=False)):
-                    path = entry.path
-                    files.append(_FileRecord(rel, None if path == root_prefix + rel else path))
+                    files.append(_FileRecord(rel, None if at_usual_path else entry.path))
                     if name == SKILL_FILE:
                         walk.skill_dirs.append(rel_dir)
                         walk.skill_rules[rel_dir] = (real_dir, rules)
@@ -981,15 +981,16 @@ def _build_skill(
     _check_frontmatter(fm, line, skill_path)
     files: list[SkillFile] = []
     moved: dict[str, str] = {}
-    base = directory_uri(skill_path) + "/"
-    for rec in members:
-        rel = rec.rel[cut:]
-        uri = _file_uri(base, rel)
+    rels = [rec.rel[cut:] for rec in members]
+    uris = _file_uris(directory_uri(skill_path) + "/", rels)
+    usual_dir = real_dir == root_prefix + prefix[:-1] if prefix else real_dir + "/" == root_prefix
+    for rec, rel, uri in zip(members, rels, uris, strict=True):
         assert rec.digest is not None
         files.append(SkillFile(rel, uri, rec.digest, rec.size, rec.mime))
-        location = rec.location or root_prefix + rec.rel
-        if location != real_dir + "/" + rel:
-            moved[rel] = location
+        if rec.location is not None or not usual_dir:
+            location = rec.location or root_prefix + rec.rel
+            if location != real_dir + "/" + rel:
+                moved[rel] = location
     files.sort(key=_manifest_order)
     return Skill(skill_path, fm, tuple(files)), moved or None
 
