@@ -42,20 +42,13 @@ def digest_of(catalog: Catalog, suffix: str) -> str:
     return next(f.file.digest for f in catalog.files_page(None, 10_000).items if f.file.uri.endswith(suffix))
 
 
-def test_warm_scan_equals_cold_scan_and_reads_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_warm_scan_equals_cold_scan_and_reads_nothing(tmp_path: Path, opened: list[str]) -> None:
     root, cache = tmp_path / "skills", tmp_path / "cache" / "digests.json"
     make_catalog(root)
     cold = FolderSource([root]).scan()
     first = FolderSource([root], digest_cache=cache).scan()
     assert cache.is_file()
-    opened: list[str] = []
-    real_open = os.open
-
-    def spy_open(path: str, *args: int, **kwargs: int) -> int:
-        opened.append(str(path))
-        return real_open(path, *args, **kwargs)
-
-    monkeypatch.setattr(os, "open", spy_open)
+    opened.clear()
     warm = FolderSource([root], digest_cache=cache).scan()  # a fresh source, as after a restart
     assert entries(warm) == entries(cold) == entries(first)
     assert opened == []  # every digest, type and frontmatter came from the cache
@@ -125,20 +118,15 @@ def test_unreadable_or_unwritable_cache_never_fails_a_scan(tmp_path: Path, caplo
     assert caplog.records
 
 
-def test_recently_changed_files_are_not_remembered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_recently_changed_files_are_not_remembered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, opened: list[str]
+) -> None:
     """A write in the same timestamp tick as the scan's stat would keep the key: such files are not cached."""
     monkeypatch.setattr(filesystem, "RACY_NS", 3600 * 10**9)
     root, cache = tmp_path / "skills", tmp_path / "digests.json"
     make_catalog(root)
     FolderSource([root], digest_cache=cache).scan()
-    opened: list[str] = []
-    real_open = os.open
-
-    def spy_open(path: str, *args: int, **kwargs: int) -> int:
-        opened.append(str(path))
-        return real_open(path, *args, **kwargs)
-
-    monkeypatch.setattr(os, "open", spy_open)
+    opened.clear()
     FolderSource([root], digest_cache=cache).scan()
     assert len(opened) == 8  # 2 skills x 4 files, every one read again
 
@@ -147,25 +135,20 @@ def test_recently_changed_files_are_not_remembered(tmp_path: Path, monkeypatch: 
 
 
 def test_restore_publishes_the_last_catalog_without_opening_a_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, opened: list[str]
 ) -> None:
     root, cache = tmp_path / "skills", tmp_path / "digests.json"
     make_catalog(root)
     (root / "broken").mkdir()
     (root / "broken" / "SKILL.md").write_text("no frontmatter\n")
     scanned = FolderSource([root], digest_cache=cache).scan()
-    opened: list[str] = []
-    real_open, real_scandir = os.open, os.scandir
-
-    def spy_open(path: str, *args: int, **kwargs: int) -> int:
-        opened.append(str(path))
-        return real_open(path, *args, **kwargs)
+    opened.clear()
+    real_scandir = os.scandir
 
     def spy_scandir(path: str) -> object:
         opened.append(str(path))
         return real_scandir(path)
 
-    monkeypatch.setattr(os, "open", spy_open)
     monkeypatch.setattr(os, "scandir", spy_scandir)
     source = FolderSource([root], digest_cache=cache)
     restored = source.restore(generation=0)

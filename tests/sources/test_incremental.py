@@ -35,20 +35,6 @@ def picture(catalog: Catalog) -> dict[str, Any]:
     }
 
 
-@pytest.fixture
-def opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The files the scanner opens to read (the real os.open, counted)."""
-    seen: list[str] = []
-    real_open = os.open
-
-    def counting_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
-        seen.append(os.fspath(path))
-        return real_open(path, flags, *args, **kwargs)
-
-    monkeypatch.setattr(os, "open", counting_open)
-    return seen
-
-
 def make_tree(root: Path, skills: int = 30) -> None:
     for i in range(skills):
         folder = root / f"team-{i % 3}" / f"s{i:02d}"
