@@ -16,26 +16,16 @@ import unicodedata
 from collections.abc import Mapping
 from urllib.parse import quote
 
+from skillwire.display import HIDDEN, INVISIBLE, LAYOUT, clip
 from skillwire.host.approvals import PERMISSION_FIELDS
 from skillwire.host.registry import SkillKey
 
-# What a reader might skip over inside a closing tag: whitespace and zero-width characters.
-_GAP = "[\\s\u200b-\u200f\u2060\ufeff]*"
+# What a reader might skip over inside a closing tag: whitespace and invisible characters.
+_GAP = f"[\\s{INVISIBLE}]*"
 _CLOSING = re.compile(f"<{_GAP}/{_GAP}skill-content", re.IGNORECASE)
 _OPENING = re.compile(f"<{_GAP}skill-content", re.IGNORECASE)
-_INVISIBLE = re.compile(
-    "["
-    "\x00-\x08\x0b-\x1f\x7f-\x9f"  # C0 and C1 controls (tab and newline become spaces instead)
-    "\u00ad\u061c\u180e"  # soft hyphen, Arabic letter mark (a bidi mark), Mongolian vowel separator
-    "\u200b-\u200f"  # zero-width space, non-joiner, joiner; left-to-right and right-to-left marks
-    "\u202a-\u202e"  # bidi embeddings and overrides
-    "\u2060-\u206f"  # word joiner, invisible operators, bidi isolates, deprecated format characters
-    "\ufeff\ufff9-\ufffb"  # zero-width no-break space (BOM), interlinear annotation marks
-    "\U000e0000-\U000e007f"  # tag characters: invisible copies of ASCII ("ASCII smuggling")
-    "]"
-)
-# Line and paragraph breaks, so a catalog line stays one line.
-_BREAKS = str.maketrans(dict.fromkeys("\n\t\u2028\u2029", " "))
+# Layout characters become spaces, so a catalog line stays one line (the other hidden characters are dropped).
+_BREAKS = str.maketrans(dict.fromkeys(LAYOUT, " "))
 # What a URI may not hold literally (quotes, <, >, spaces, controls, non-ASCII) is %-encoded in a tag attribute.
 _URI_SAFE = "!#$%&'()*+,/:;=?@[]~"
 
@@ -47,8 +37,8 @@ def effective_frontmatter(frontmatter: Mapping[str, object], grants: frozenset[s
 
 def display_text(text: str, *, limit: int = 1024) -> str:
     """Text safe to show in a catalog: no control, zero-width or bidi characters, one line, bounded."""
-    clean = _INVISIBLE.sub("", unicodedata.normalize("NFC", text)).translate(_BREAKS)
-    return clean if len(clean) <= limit else clean[: limit - 1] + "…"
+    # The character classes are display.py's, where a terminal shows the same characters as escapes instead.
+    return clip(HIDDEN.sub("", unicodedata.normalize("NFC", text)).translate(_BREAKS), limit)
 
 
 def origin_tag(key: SkillKey) -> str:
