@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import sys
 from pathlib import Path
 
 import anyio
 
 from skillwire.cache.store import SkillCache
+from skillwire.cli.output import err, say
 from skillwire.cli.prompt import TerminalPrompt
 from skillwire.client.host import Host
+from skillwire.display import terminal_safe
 from skillwire.errors import SkillwireError
 from skillwire.host.approvals import (
     ApprovalPrompt,
@@ -59,41 +60,42 @@ async def _run(
     store: ApprovalStore,
     cache: SkillCache | None,
 ) -> int:
-    out = sys.stdout
     status = 0
     async with Host(prompt=prompt, approvals=store, cache=cache) as host:
         for label, target in servers:
             try:
                 await host.add_server(label, target)
-            except (SkillwireError, OSError) as err:
-                print(f"skillwire: server {label!r} ({_shown(target)}) is unusable: {err}", file=sys.stderr)
+            except (SkillwireError, OSError) as error:
+                err(f"skillwire: server {label!r} ({_shown(target)}) is unusable: {error}")
                 status = 1
                 continue
             for problem in host.problems(label):
-                print(f"skillwire: {label}: dropped an invalid entry: {problem}", file=sys.stderr)
+                err(f"skillwire: {label}: dropped an invalid entry: {problem}")
         if status and all(origin == LOCAL_ORIGIN for origin in host.registry.origins):
             return status  # no server could be connected: nothing to list
         items = host.catalog()
-        print(f"{len(items)} skill{'s' * (len(items) != 1)}:", file=out)
-        width = max((len(i.handle) for i in items), default=0)
-        for item in items:
+        say(f"{len(items)} skill{'s' * (len(items) != 1)}:")
+        handles = [terminal_safe(i.handle) for i in items]  # escaped before the column is measured
+        width = max((len(h) for h in handles), default=0)
+        for item, handle in zip(items, handles, strict=True):
             note = f"  [{item.declined}]" if item.declined else ""
-            print(f"  {item.handle:<{width}}  {item.description[:80]}{note}", file=out)
-        for name, handles in host.collisions().items():
-            print(f"note: the name {name!r} is used by {', '.join(handles)}; use the handle", file=out)
+            say(f"  {handle:<{width}}  {item.description[:80]}{note}")
+        for name, named in host.collisions().items():
+            say(f"note: the name {name!r} is used by {', '.join(named)}; use the handle")
         if not args.load:
             return status
         try:
             loaded = await host.load_skill(args.load)
-            print(f"\n{loaded.text}", file=out)
+            say()
+            say(loaded.text, multiline=True)  # server content: its lines kept, every escape sequence shown
             for path in args.ls:
                 for entry in host.list_skill_directory(args.load, path):
                     kind = "dir " if entry.is_directory else "file"
-                    print(f"{kind} {entry.name}", file=out)
+                    say(f"{kind} {entry.name}")
             for path in args.read:
-                print(await host.read_skill_text(args.load, path), file=out)
-        except SkillwireError as err:
-            print(f"skillwire: {err}", file=sys.stderr)
+                say(await host.read_skill_text(args.load, path), multiline=True)
+        except SkillwireError as error:
+            err(f"skillwire: {error}")
             return 1
     return status
 

@@ -12,9 +12,7 @@ check. Exit status 1 if anything failed.
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
-import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -22,7 +20,9 @@ from typing import Any, TypeVar
 import anyio
 from mcp.shared.exceptions import MCPError
 
+from skillwire.cli.output import say, say_json
 from skillwire.client.session import SkillsClient
+from skillwire.display import clip, terminal_safe
 from skillwire.errors import SkillwireError, VerificationError
 from skillwire.host.entry import SkillEntry
 from skillwire.host.verify import verify_bytes, verify_frontmatter
@@ -95,7 +95,7 @@ def run_inspect(args: argparse.Namespace) -> int:
     target = server_target(args.server)
     report = call_server(args.server, _inspect, target, args.verify)
     if args.json:
-        print(json.dumps(_as_json(report, verify=args.verify), indent=2, ensure_ascii=False))
+        say_json(_as_json(report, verify=args.verify))
     else:
         _print_human(report, verify=args.verify)
     if not report.extension.get("declared"):
@@ -106,7 +106,12 @@ def run_inspect(args: argparse.Namespace) -> int:
 async def _inspect(target: str | list[str], verify: bool) -> _Report:
     report = _Report()
     async with SkillsClient.connect(target) as client:
-        report.server = {"name": client.server_name, "protocol": client.protocol_version}
+        report.server = {
+            "name": client.server_name,
+            "version": client.server_version,
+            "protocol": client.protocol_version,
+            "instructions": client.instructions,
+        }
         report.extension = {"declared": client.declared, "directoryRead": client.directory_read}
         if not client.declared:
             return report
@@ -192,22 +197,26 @@ def _as_json(report: _Report, *, verify: bool) -> dict[str, Any]:
 
 
 def _print_human(report: _Report, *, verify: bool) -> None:
-    out = sys.stdout
     name = report.server.get("name") or "(no name)"
-    print(f"server: {name} (self-reported), protocol {report.server.get('protocol')}", file=out)
+    version = report.server.get("version")
+    shown_version = f", version {version}" if version else ""
+    say(f"server: {name} (self-reported){shown_version}, protocol {report.server.get('protocol')}")
+    instructions = report.server.get("instructions")
+    if instructions:
+        say(f"instructions: {clip(instructions, 200)}")
     if not report.extension.get("declared"):
-        print("extension: io.modelcontextprotocol/skills is NOT declared; this server publishes no skills", file=out)
+        say("extension: io.modelcontextprotocol/skills is NOT declared; this server publishes no skills")
         return
     directory = "with directoryRead" if report.extension.get("directoryRead") else "without directoryRead"
-    print(f"extension: io.modelcontextprotocol/skills declared, {directory}", file=out)
+    say(f"extension: io.modelcontextprotocol/skills declared, {directory}")
     skills = report.skills
-    print(f"{len(skills)} skill{'s' * (len(skills) != 1)}:", file=out)
+    say(f"{len(skills)} skill{'s' * (len(skills) != 1)}:")
     if skills:
         header = ("NAME", "URI", "FILES", "SIZE", "SKILL.md", "")
         rows = [
             (
-                str(s["name"]),
-                s["uri"],
+                terminal_safe(str(s["name"])),  # escaped before the columns are measured
+                terminal_safe(s["uri"]),
                 "-" if s["files"] is None else str(s["files"]),
                 "-" if s["size"] is None else f"{s['size']:,}",
                 _short(s["digest"]),
@@ -220,14 +229,14 @@ def _print_human(report: _Report, *, verify: bool) -> None:
             cells = [
                 c.rjust(w) if i in (2, 3) else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))
             ]
-            print("  " + "  ".join(cells).rstrip(), file=out)
+            say("  " + "  ".join(cells).rstrip())
     for problem in report.problems:
-        print(f"problem: {problem}", file=out)
+        say(f"problem: {problem}")
     if verify:
         for failure in report.failures:
-            print(f"FAIL {failure.uri}: {failure.message}", file=out)
+            say(f"FAIL {failure.uri}: {failure.message}")
         verdict = "all match their manifest" if not report.failures else f"{len(report.failures)} failed"
-        print(f"verified {report.checked} file{'s' * (report.checked != 1)}: {verdict}", file=out)
+        say(f"verified {report.checked} file{'s' * (report.checked != 1)}: {verdict}")
 
 
 def _short(digest: str | None) -> str:

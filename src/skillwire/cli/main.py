@@ -6,7 +6,9 @@
     skillwire serve skills/ --digest-cache ~/.cache/skillwire/skills.json   # fast restarts
 
 Errors are one line on stderr (`skillwire: error: ...`) and exit status 2 for
-usage, 1 for failures; `--debug` shows tracebacks.
+usage, 1 for failures; `--debug` shows tracebacks. Every line shown to a person,
+log records included, goes through `cli/output.py`: text from servers and file
+names cannot drive the terminal.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import anyio
 
 import skillwire
 from skillwire.catalog import Catalog, Refusal
+from skillwire.cli.output import SafeFormatter, err, say
 from skillwire.errors import SkillwireError
 from skillwire.server.extension import SkillsExtension
 from skillwire.server.service import (
@@ -42,10 +45,12 @@ class CliError(Exception):
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    handler = logging.StreamHandler(sys.stderr)
+    # Log messages interpolate URIs and file names chosen by others: each record is made terminal safe.
+    handler.setFormatter(SafeFormatter(f"{PROG}: %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(
         level=logging.DEBUG if args.debug else (logging.INFO if args.verbose else logging.WARNING),
-        format=f"{PROG}: %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
+        handlers=[handler],
     )
     sources_log = logging.getLogger("skillwire.sources")
     previous_level = sources_log.level
@@ -62,15 +67,15 @@ def _run(args: argparse.Namespace) -> int:
     try:
         result: int = args.func(args)
         return result
-    except (CliError, SkillwireError) as err:
-        print(f"{PROG}: error: {err}", file=sys.stderr)
+    except (CliError, SkillwireError) as error:
+        err(f"{PROG}: error: {error}")
         return 1
     except KeyboardInterrupt:
         return 130
-    except Exception as err:
+    except Exception as error:
         if args.debug:
             raise
-        print(f"{PROG}: error: {type(err).__name__}: {err} (run with --debug for details)", file=sys.stderr)
+        err(f"{PROG}: error: {type(error).__name__}: {error} (run with --debug for details)")
         return 1
 
 
@@ -212,8 +217,8 @@ def _serve(args: argparse.Namespace) -> int:
 
     try:
         options = ServeOptions(page_size=args.page_size, ttl_ms=args.ttl_ms, cache_scope=args.cache_scope)
-    except ValueError as err:
-        raise CliError(str(err)) from None
+    except ValueError as error:
+        raise CliError(str(error)) from None
     # A bad --http value is a usage error: report it before scanning, so it is the only line printed.
     address = None if args.http is None else _host_port(args.http)
     progress = ProgressBar(sys.stderr) if not args.quiet and sys.stderr.isatty() else None
@@ -223,7 +228,7 @@ def _serve(args: argparse.Namespace) -> int:
     if not args.quiet:
         print_summary(catalog, sys.stderr)
         if extension.service.restored:
-            print(f"{PROG}: restored from {args.digest_cache}; checking the disk in the background", file=sys.stderr)
+            err(f"{PROG}: restored from {args.digest_cache}; checking the disk in the background")
     server = build_server(extension)
     live = LiveReload(extension.service, watch=args.watch)
     live.install(server)
@@ -233,11 +238,11 @@ def _serve(args: argparse.Namespace) -> int:
     host, port = address
     try:
         sock = bind(host, port)
-    except OSError as err:
-        raise CliError(f"cannot listen on {args.http}: {err.strerror or err}") from None
+    except OSError as error:
+        raise CliError(f"cannot listen on {args.http}: {error.strerror or error}") from None
 
     def ready(url: str) -> None:
-        print(f"{PROG}: listening on {url}", file=sys.stderr, flush=True)
+        err(f"{PROG}: listening on {url}")
 
     with contextlib.suppress(KeyboardInterrupt):
         anyio.run(lambda: serve_http(server, sock, on_ready=ready, live=live, service=extension.service))
@@ -262,21 +267,21 @@ def print_summary(catalog: Catalog, out: TextIO) -> None:
     """What is served and what was refused, for a person reading a terminal."""
     count = len(catalog)
     files = catalog.file_count
-    print(f"{PROG}: serving {count} skill{'s' * (count != 1)} ({files} files)", file=out)
+    say(f"{PROG}: serving {count} skill{'s' * (count != 1)} ({files} files)", file=out)
     shown = catalog.skills_page(None, 50).items  # the first 50 only: a large catalog is not built just to print
     width = max((len(s.uri) for s in shown), default=0)
     for skill in shown:
         files_word = "file " if len(skill.files) == 1 else "files"
-        print(f"  {skill.uri:<{width}}  {len(skill.files):>3} {files_word}  {skill.total_size:>9,} bytes", file=out)
+        say(f"  {skill.uri:<{width}}  {len(skill.files):>3} {files_word}  {skill.total_size:>9,} bytes", file=out)
     if count > 50:
-        print(f"  ... and {count - 50} more", file=out)
+        say(f"  ... and {count - 50} more", file=out)
     refused = [r for r in catalog.refusals if r.skill]
     skipped = [r for r in catalog.refusals if not r.skill]
     if refused:
-        print(f"{PROG}: refused {len(refused)} skill{'s' * (len(refused) != 1)}:", file=out)
+        say(f"{PROG}: refused {len(refused)} skill{'s' * (len(refused) != 1)}:", file=out)
         _print_grouped(refused, out)
     if skipped:
-        print(f"{PROG}: skipped {len(skipped)} path{'s' * (len(skipped) != 1)} outside any skill:", file=out)
+        say(f"{PROG}: skipped {len(skipped)} path{'s' * (len(skipped) != 1)} outside any skill:", file=out)
         _print_grouped(skipped, out)
     out.flush()
 
@@ -287,9 +292,9 @@ def _print_grouped(refusals: Sequence[Refusal], out: TextIO, *, per_rule: int = 
     for r in refusals:
         by_rule.setdefault(r.rule, []).append(r)
     for rule, group in sorted(by_rule.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-        print(f"  [{rule}] {len(group)}", file=out)
+        say(f"  [{rule}] {len(group)}", file=out)
         for r in group[:per_rule]:
             where = f"{r.path}:{r.line}" if r.line is not None else r.path
-            print(f"    {where}: {r.message}", file=out)
+            say(f"    {where}: {r.message}", file=out)
         if len(group) > per_rule:
-            print(f"    ... and {len(group) - per_rule} more (-v lists every one)", file=out)
+            say(f"    ... and {len(group) - per_rule} more (-v lists every one)", file=out)

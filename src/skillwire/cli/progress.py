@@ -16,7 +16,11 @@ _REDRAW_S = 0.1
 
 
 class ProgressBar:
-    """Draws `indexing [####......] done/total files` on `out`, and erases it when done."""
+    """Draws `indexing [####......] done/total files` on `out`, and erases it when done.
+
+    The one place the CLI writes control characters on purpose (CR, erase line); it shows only its own label
+    and numbers, never a name from a server or a file.
+    """
 
     def __init__(self, out: TextIO, *, label: str = "indexing") -> None:
         self.out = out

@@ -24,6 +24,7 @@ from urllib.parse import unquote
 
 from skillwire.cache.store import AGENT_FOLDERS, SKILLS_FOLDER
 from skillwire.cli.inspect import call_server, server_target, verify_entry
+from skillwire.cli.output import say
 from skillwire.client.session import SkillsClient
 from skillwire.errors import SkillwireError
 from skillwire.host.entry import SkillEntry
@@ -45,7 +46,7 @@ def run_pull(args: argparse.Namespace) -> int:
     if refusal:
         raise PullRefused(refusal)
     _write(dest, files, _provenance(args.server, server_name, entry, files))
-    print(f"pulled {entry.uri} ({len(files)} file{'s' * (len(files) != 1)}, all verified) into {dest}")
+    say(f"pulled {entry.uri} ({len(files)} file{'s' * (len(files) != 1)}, all verified) into {dest}")
     return 0
 
 

@@ -16,7 +16,6 @@ something would be, 2 for usage errors.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from skillwire.catalog import Catalog
+from skillwire.cli.output import Styled, Terminal, say_json
 from skillwire.lint import LintWarning, lint_skill_md
 from skillwire.sources.filesystem import FolderSource
 from skillwire.sources.ignore import IGNORE_FILE
@@ -70,8 +70,7 @@ def run_validate(args: argparse.Namespace) -> int:
     status = 1 if report["summary"]["refused"] else 0
     try:
         if args.format == "json":
-            json.dump(report, sys.stdout, indent=2, ensure_ascii=False)
-            sys.stdout.write("\n")
+            say_json(report)  # exact when parsed; controls and bidi characters in file names as \uXXXX escapes
             sys.stdout.flush()
         else:
             colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
@@ -200,7 +199,7 @@ _VARIABLE = re.compile(r"('[^']*'|\"[^\"]*\"|(?<![\w.])\d+(?![\w.]))")
 
 def print_human(report: dict[str, Any], out: TextIO, *, colour: bool, verbose: bool) -> None:
     """Summary line first, then refusals and warnings grouped by rule (most common first)."""
-    paint = _painter(colour)
+    term = Terminal(out, colour=colour)  # paths and messages name files on disk: every part is escaped
     s = report["summary"]
     warned_files = len({w["path"] for w in report["warnings"]})
     head = (
@@ -209,30 +208,30 @@ def print_human(report: dict[str, Any], out: TextIO, *, colour: bool, verbose: b
         + (f" (in {warned_files} file{'s' * (warned_files != 1)})" if warned_files else "")
         + (f", {s['skipped']} path{'s' * (s['skipped'] != 1)} skipped" if s["skipped"] else "")
     )
-    print(paint("green" if s["ok"] else "red", head), file=out)
+    term.say(Styled("green" if s["ok"] else "red", head))
     refused = [r for r in report["refused"] if r["skill"]]
     skipped = [r for r in report["refused"] if not r["skill"]]
     if refused:
-        print(paint("red", f"\nrefused: {len(refused)} (the server leaves these out)"), file=out)
-        _groups(refused, out, paint, verbose, lambda r: r.get("fix"))
+        term.say()
+        term.say(Styled("red", f"refused: {len(refused)} (the server leaves these out)"))
+        _groups(refused, term, verbose, lambda r: r.get("fix"))
     if report["warnings"]:
-        print(
-            paint("yellow", f"\nwarnings: {len(report['warnings'])} (served, but hosts may read them differently)"),
-            file=out,
-        )
-        _groups(report["warnings"], out, paint, verbose, lambda w: w.get("fix"))
+        term.say()
+        term.say(Styled("yellow", f"warnings: {len(report['warnings'])} (served, but hosts may read them differently)"))
+        _groups(report["warnings"], term, verbose, lambda w: w.get("fix"))
     if skipped:
-        print(paint("yellow", f"\nskipped: {len(skipped)} path(s) outside any skill"), file=out)
-        _groups(skipped, out, paint, verbose, lambda r: r.get("fix"))
+        term.say()
+        term.say(Styled("yellow", f"skipped: {len(skipped)} path(s) outside any skill"))
+        _groups(skipped, term, verbose, lambda r: r.get("fix"))
     if not verbose and _truncated(report):
-        print("\n(-v lists every path; --format json gives everything)", file=out)
+        term.say()
+        term.say("(-v lists every path; --format json gives everything)")
     out.flush()
 
 
 def _groups(
     items: Sequence[dict[str, Any]],
-    out: TextIO,
-    paint: Callable[[str, str], str],
+    term: Terminal,
     verbose: bool,
     fix: Callable[[dict[str, Any]], str | None],
 ) -> None:
@@ -240,7 +239,7 @@ def _groups(
     for item in items:
         by_rule.setdefault(item["rule"], []).append(item)
     for rule, group in sorted(by_rule.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-        print(f"  {paint('bold', '[' + rule + ']')} {len(group)}", file=out)
+        term.say("  ", Styled("bold", "[" + rule + "]"), f" {len(group)}")
         # Same message but for names and numbers: one line and a few example paths.
         by_shape: dict[str, list[dict[str, Any]]] = {}
         for item in group:
@@ -248,17 +247,17 @@ def _groups(
         for same in sorted(by_shape.values(), key=lambda v: -len(v)):
             message = _merged([i["message"] for i in same])
             count = f"({len(same)}) " if len(same) > 1 else ""
-            print(f"    {count}{message}", file=out)
+            term.say(f"    {count}{message}")
             shown = same if verbose else same[:PER_GROUP]
             shared = len({fix(i) for i in group}) == 1
             for item in shown:
                 own = "" if shared or not fix(item) else f"  fix: {fix(item)}"
-                print(f"      {paint('dim', _where(item))}{own}", file=out)
+                term.say("      ", Styled("dim", _where(item)), own)
             if len(same) > len(shown):
-                print(f"      ... and {len(same) - len(shown)} more", file=out)
+                term.say(f"      ... and {len(same) - len(shown)} more")
         hint = fix(group[0])
         if hint and len({fix(i) for i in group}) == 1:
-            print(f"    fix: {hint}", file=out)
+            term.say(f"    fix: {hint}")
 
 
 def _shape(message: str) -> str:
@@ -287,16 +286,6 @@ def _truncated(report: dict[str, Any]) -> bool:
         key = item["rule"] + _shape(item["message"])
         counts[key] = counts.get(key, 0) + 1
     return any(n > PER_GROUP for n in counts.values())
-
-
-_COLOURS = {"red": "31", "green": "32", "yellow": "33", "bold": "1", "dim": "2"}
-
-
-def _painter(colour: bool) -> Callable[[str, str], str]:
-    def paint(name: str, text: str) -> str:
-        return f"\x1b[{_COLOURS[name]}m{text}\x1b[0m" if colour else text
-
-    return paint
 
 
 __all__ = ["FIXES", "SCHEMA_VERSION", "build_report", "print_human", "run_validate"]

@@ -181,7 +181,7 @@ _R = TypeVar("_R", bound=Result)
 class SkillsClient:
     """The Skills extension over one connected SDK `Client`. Build it with `SkillsClient.connect(...)`.
 
-    `server_name` is the server's self-reported name: display only. A host identifies
+    `server_name` and `server_version` are the server's self-reported serverInfo: display only. A host identifies
     servers by its own label ("Hosts MUST identify servers by a host-assigned label,
     not the server's self-reported serverInfo.name").
     """
@@ -193,6 +193,7 @@ class SkillsClient:
         self.directory_read: bool = isinstance(settings, dict) and settings.get("directoryRead") is True
         info = client.server_info
         self.server_name: str | None = info.name if info is not None else None
+        self.server_version: str | None = info.version if info is not None else None
         self.reads: list[str] = []
 
     @classmethod
