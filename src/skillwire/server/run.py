@@ -99,8 +99,14 @@ async def serve_http(
     `service`: the skills `server` serves, shown as the catalog page at `/` (no page without it).
     """
     host = sock.getsockname()[0]
+    # log_config=None: uvicorn's records go to the application's handlers (the CLI's escapes hostile text for the
+    # terminal) instead of handlers uvicorn would install for itself.
     config = uvicorn.Config(
-        http_app(server, host=host, service=service), log_level="warning", lifespan="on", access_log=False
+        http_app(server, host=host, service=service),
+        log_level="warning",
+        log_config=None,
+        lifespan="on",
+        access_log=False,
     )
     uv = uvicorn.Server(config)
     if on_ready is not None:
