@@ -20,7 +20,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from skillwire.cli.main import main
+from skillwire.catalog import Catalog, Refusal
+from skillwire.cli.main import main, print_summary
 from skillwire.cli.output import SafeFormatter
 from skillwire.cli.prompt import TerminalPrompt
 from skillwire.cli.validate import build_report, print_human
@@ -256,3 +257,14 @@ def test_log_lines_cannot_forge_a_record_or_hide_a_traceback() -> None:
     assert shown.splitlines()[1] == "Traceback (most recent call last):"
     assert r"ValueError: bad skill://a" in shown
     assert r"INFO all fine\x1b[2J\u202e/SKILL.md" in shown
+
+
+def test_a_file_name_that_is_not_utf8_is_shown_as_its_bytes_not_a_crash() -> None:
+    """A refusal naming `bad\\xff.md` (surrogate-escaped) once raised UnicodeEncodeError on a UTF-8 stream."""
+    raw = io.BytesIO()
+    out = io.TextIOWrapper(raw, encoding="utf-8", errors="strict", write_through=True)
+    refusal = Refusal(path="skills/a/bad\udcff\x1b[2J.md", rule="not-utf8-name", message="the name is not UTF-8")
+    print_summary(Catalog([], {}, [refusal]), out)
+    shown = raw.getvalue().decode("utf-8")
+    assert r"skills/a/bad\xff\x1b[2J.md: the name is not UTF-8" in shown, shown
+    assert not raw_hazards(shown), shown
