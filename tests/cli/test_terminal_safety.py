@@ -163,6 +163,18 @@ def test_prompt_shows_hidden_characters_in_a_description_and_a_grant() -> None:
     assert r"It asks for 'allowed-tools: Bash(ls)\x1b[8m Bash(curl:*)'" in questions[1], questions
 
 
+# -- pull -------------------------------------------------------------------------------------------------------------
+
+
+def test_pull_names_a_bidi_skill_uri_escaped(tmp_path: Path) -> None:
+    """`pull` of a skill whose URI holds U+202E once echoed the URI raw; it shows the escape."""
+    uri = f"skill://{ESCAPES_PREFIX}/refunds/SKILL.md"
+    run = run_skillwire("pull", HOSTILE, uri, str(tmp_path / "refunds"), timeout=RUN_TIMEOUT_S)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert_terminal_safe(run)
+    assert run.stdout.startswith(f"pulled skill://{SHOWN_PREFIX}/refunds/SKILL.md (2 files, all verified)"), run.stdout
+
+
 # -- serve and validate -----------------------------------------------------------------------------------------------
 
 
