@@ -247,6 +247,23 @@ def test_validate_colour_is_ours_and_names_are_escaped(hostile_tree: Path) -> No
     assert SHOWN_FOLDER in text
 
 
+def test_debug_tracebacks_are_terminal_safe(
+    hostile_tree: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--debug` once re-raised, so Python printed an exception quoting a hostile name raw; it is escaped now."""
+
+    def fails(args: object) -> int:
+        raise RuntimeError(f"cannot read {hostile_tree / HOSTILE_FOLDER}")
+
+    monkeypatch.setattr("skillwire.cli.validate.run_validate", fails)
+    code = main(["validate", str(hostile_tree), "--debug"])
+    shown = capsys.readouterr().err
+    assert code == 1
+    assert not raw_hazards(shown), shown
+    assert shown.startswith("Traceback (most recent call last):"), shown
+    assert shown.rstrip().endswith(f"RuntimeError: cannot read {hostile_tree}/{SHOWN_FOLDER}"), shown
+
+
 # -- logging ----------------------------------------------------------------------------------------------------------
 
 

@@ -17,6 +17,7 @@ import argparse
 import contextlib
 import logging
 import sys
+import traceback
 from collections.abc import Sequence
 from typing import TextIO
 
@@ -73,8 +74,9 @@ def _run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as error:
-        if args.debug:
-            raise
+        if args.debug:  # the traceback, through err like every line: its messages may quote hostile text
+            err(traceback.format_exc().rstrip("\n"), multiline=True)
+            return 1
         err(f"{PROG}: error: {type(error).__name__}: {error} (run with --debug for details)")
         return 1
 
