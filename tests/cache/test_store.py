@@ -439,3 +439,24 @@ def test_a_cache_root_swapped_for_a_symlink_is_refused(tmp_path: Path, home: Pat
     with pytest.raises(CacheError):
         cache.put(LABEL, resource, DATA)
     assert _snapshot(victim) == before
+
+
+def test_a_folder_planted_at_a_cached_path_is_removed_without_following_what_it_holds(
+    cache: SkillCache, tmp_path: Path
+) -> None:
+    """Issue 9 hole 6: a folder at a cached file's path, holding a link to a victim folder, a FIFO and nested
+    folders, is a miss; put removes it by file descriptor (the link itself, never the victim's files) and writes."""
+    resource = record(URI, DATA)
+    path = cache.path_for(LABEL, URI)
+    victim = _victim(tmp_path)
+    before = _snapshot(victim)
+    cache.put(LABEL, resource, DATA)
+    path.unlink()
+    (path / "deep" / "er").mkdir(parents=True)
+    (path / "deep" / "er" / "x.md").write_bytes(b"x")
+    (path / "link").symlink_to(victim, target_is_directory=True)
+    os.mkfifo(path / "deep" / "pipe")
+    assert _call_or_unfreeze(path / "deep" / "pipe", lambda: cache.get(LABEL, resource)) is None
+    assert _call_or_unfreeze(path / "deep" / "pipe", lambda: cache.put(LABEL, resource, DATA)) is None
+    assert cache.get(LABEL, resource) == DATA
+    assert _snapshot(victim) == before

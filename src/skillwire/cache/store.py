@@ -55,10 +55,10 @@ and Lazy Retrieval. The rules and how this module meets each:
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import secrets
-import shutil
 import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -370,29 +370,75 @@ def _is_regular(folder: int, name: str) -> bool:
 
 
 def _remove_file(folder: int, name: str) -> None:
-    """Remove `name` from `folder` unless it is a folder (a link is removed itself, never its target)."""
-    try:
+    """Remove `name` from `folder` unless it is a folder (a link is removed itself, never its target).
+
+    Best effort: whatever stays is a miss again on the next `get`, and `put` replaces it.
+    """
+    with contextlib.suppress(OSError):
         if not stat.S_ISDIR(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode):
             os.unlink(name, dir_fd=folder)
-    except FileNotFoundError:
-        pass
 
 
 def _clear(folder: int, name: str) -> None:
     """Remove whatever `name` is in `folder`: a folder with everything in it, or a file, link or FIFO.
 
-    `shutil.rmtree` with `dir_fd` walks by file descriptor and does not follow links, so nothing
-    outside the cache is deleted (`shutil.rmtree.avoids_symlink_attacks` on the platforms we run on).
+    A link is removed itself, never its target; nothing outside the cache is deleted.
     """
     try:
         info = os.stat(name, dir_fd=folder, follow_symlinks=False)
     except FileNotFoundError:
         return
     if stat.S_ISDIR(info.st_mode):
-        shutil.rmtree(name, dir_fd=folder)
+        _remove_tree(folder, name)
     else:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(name, dir_fd=folder)
+
+
+def _remove_tree(folder: int, name: str) -> None:
+    """Delete the folder `name` and everything below it, walking by file descriptor.
+
+    Not `shutil.rmtree`: it opens folders without O_NONBLOCK, so a FIFO swapped in for a folder
+    while it walks would make it wait for a writer. Here every folder is opened with _DIR_FLAGS
+    (no link followed, never blocking); an entry that stopped being a folder is unlinked instead.
+    """
+    opened: list[tuple[int, str]] = []  # the open folders from `name` down to the one being emptied
+    try:
+        opened.append((os.open(name, _DIR_FLAGS, dir_fd=folder), name))
+    except OSError as err:
+        if err.errno not in (errno.ENOTDIR, errno.ELOOP):
+            raise
+        os.unlink(name, dir_fd=folder)  # swapped for a file, link or FIFO since it was looked at
+        return
+    try:
+        while opened:
+            fd, _ = opened[-1]
+            child = _first_entry(fd)
+            if child is None:
+                os.close(fd)
+                _, emptied = opened.pop()
+                os.rmdir(emptied, dir_fd=opened[-1][0] if opened else folder)
+                continue
+            child_name, is_dir = child
+            if is_dir:
+                try:
+                    opened.append((os.open(child_name, _DIR_FLAGS, dir_fd=fd), child_name))
+                    continue
+                except OSError as err:
+                    if err.errno not in (errno.ENOTDIR, errno.ELOOP):
+                        raise
+            os.unlink(child_name, dir_fd=fd)
+    finally:
+        for fd, _ in opened:
+            os.close(fd)
+
+
+def _first_entry(folder: int) -> tuple[str, bool] | None:
+    """One entry of `folder` (its name, and whether it is a folder, links not followed), or None if it is empty."""
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            return entry.name, entry.is_dir(follow_symlinks=False)
+    return None
 
 
 def _make_dirs(path: Path) -> None:
