@@ -175,7 +175,9 @@ def _parser() -> argparse.ArgumentParser:
     pull.add_argument("server", metavar="SERVER", help="an http(s) URL, or a command line (quote it)")
     pull.add_argument("skill_uri", metavar="SKILL_URI", help="the skill's SKILL.md URI, e.g. skill://pdf/SKILL.md")
     pull.add_argument("dest", metavar="DEST", help="a new or empty folder")
-    pull.add_argument("--force", action="store_true", help="allow DEST inside an agent's own skill folder")
+    pull.add_argument(
+        "--force", action="store_true", help="allow agent configuration: DEST in an agent folder, files like CLAUDE.md"
+    )
     pull.set_defaults(func=_pull)
     return parser
 
