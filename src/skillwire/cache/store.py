@@ -146,7 +146,7 @@ class SkillCache:
         problem = location_problem(chosen, discovery_paths)
         if problem is not None:
             raise CacheLocationRefused(chosen, problem)
-        # Resolved once: every containment check below compares real paths against this one.
+        # Resolved once (the user's own folders above it may be links); below it, every open walks by dir_fd.
         self.root: Path = chosen.resolve()
 
     # -- paths ---------------------------------------------------------------------------------------------------------
