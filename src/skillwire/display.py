@@ -24,6 +24,7 @@ __all__ = [
     "HIDDEN",
     "INVISIBLE",
     "LAYOUT",
+    "UNSAFE_IN_NAME",
     "clip",
     "json_for_terminal",
     "terminal_safe",
@@ -64,8 +65,11 @@ HIDDEN: Final = re.compile(f"[{CONTROLS}{INVISIBLE}]")
 """One control or invisible character (tab and newline excluded: they are LAYOUT)."""
 
 _SURROGATES = "\ud800-\udfff"  # lone surrogates: `os.fsdecode` turns each byte that is not UTF-8 into U+DC80-U+DCFF
+
+UNSAFE_IN_NAME: Final = re.compile(f"[{CONTROLS}{INVISIBLE}{_SURROGATES}{LAYOUT}]")
+"""One character no file name written for a person may hold: it hides, reorders, breaks a line or is not UTF-8."""
 _MULTILINE = re.compile(f"(?!\r\n)[{CONTROLS}{INVISIBLE}{_SURROGATES}\u2028\u2029]")
-_SINGLE_LINE = re.compile(f"[{CONTROLS}{INVISIBLE}{_SURROGATES}{LAYOUT}]")
+_SINGLE_LINE = UNSAFE_IN_NAME
 _JSON = re.compile(f"[{CONTROLS}{INVISIBLE}{_SURROGATES}\u2028\u2029]")
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 

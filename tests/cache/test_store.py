@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import shutil
 import stat
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from skillwire.cache import MARKER_NAME, CacheLocationRefused, SkillCache, default_root, location_problem
+from skillwire.cache import MARKER_NAME, CacheError, CacheLocationRefused, SkillCache, default_root, location_problem
 from skillwire.errors import DigestMismatch, InvalidSkillUri, SizeMismatch
 from skillwire.host.entry import EntryResource
 
@@ -294,3 +297,166 @@ def test_origin_of_refuses_paths_it_did_not_make(cache: SkillCache, tmp_path: Pa
     sidecar.write_bytes(b"forged")
     with pytest.raises(ValueError, match="altered"):
         cache.origin_of(path)
+
+
+# -- planted links, FIFOs and layout clashes (issue 9, hole 6) --------------------------------------------------------
+
+FREEZE_TIMEOUT_S = 15.0
+
+
+def _victim(tmp_path: Path) -> Path:
+    """A folder outside the cache holding files named like cached ones: nothing may read, write or delete them."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "invoice.md").write_bytes(b"the victim's own invoice.md\n")
+    (victim / "a.md").write_bytes(b"the victim's own a.md\n")
+    return victim
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def _call_or_unfreeze(fifo: Path, call: Callable[[], object]) -> object:
+    """Run `call` in a thread; if it is still blocked after FREEZE_TIMEOUT_S, open the FIFO's write end to free it
+    (so a frozen cache fails this test instead of hanging the suite) and fail."""
+    outcome: list[object] = []
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            outcome.append(call())
+        except BaseException as err:  # handed to the test's thread below
+            errors.append(err)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(FREEZE_TIMEOUT_S)
+    if worker.is_alive():
+        with contextlib.suppress(OSError):
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        worker.join(FREEZE_TIMEOUT_S)
+        pytest.fail(f"the cache blocked on the FIFO planted at {fifo.name} for {FREEZE_TIMEOUT_S:.0f} s")
+    if errors:
+        raise errors[0]
+    return outcome[0]
+
+
+def test_a_directory_symlink_planted_in_the_cache_is_never_followed(cache: SkillCache, tmp_path: Path) -> None:
+    """Issue 9 hole 6: a folder of the cache swapped for a link to a victim folder; a read (a miss) and a refetch
+    must leave the victim untouched (O_NOFOLLOW on the whole path covered only the last component: the victim's
+    invoice.md was read, then deleted as a mismatch) and the refetch lands inside the cache."""
+    resource = record(URI, DATA)
+    cache.put(LABEL, resource, DATA)
+    templates = cache.path_for(LABEL, URI).parent
+    victim = _victim(tmp_path)
+    before = _snapshot(victim)
+    shutil.rmtree(templates)
+    templates.symlink_to(victim, target_is_directory=True)
+    assert cache.get(LABEL, resource) is None
+    assert _snapshot(victim) == before
+    cache.put(LABEL, resource, DATA)  # the host's refetch
+    assert _snapshot(victim) == before
+    assert not templates.is_symlink()
+    assert templates.is_dir()
+    assert cache.get(LABEL, resource) == DATA
+
+
+def test_a_label_folder_planted_as_a_symlink_is_replaced_not_followed(cache: SkillCache, tmp_path: Path) -> None:
+    """Issue 9 hole 6: the link can sit at any depth, the server's own folder included; removing the server
+    removes the link, never the victim's files."""
+    victim = _victim(tmp_path)
+    before = _snapshot(victim)
+    cache.put("other", record(URI, DATA), DATA)  # makes the root
+    label_folder = cache.root / LABEL
+    label_folder.symlink_to(victim, target_is_directory=True)
+    resource = record(URI, DATA)
+    assert cache.get(LABEL, resource) is None
+    cache.put(LABEL, resource, DATA)
+    assert cache.get(LABEL, resource) == DATA
+    label_folder.rename(tmp_path / "kept")
+    label_folder.symlink_to(victim, target_is_directory=True)
+    cache.remove_origin(LABEL)
+    assert not label_folder.exists()
+    assert not label_folder.is_symlink()
+    assert _snapshot(victim) == before
+
+
+def test_a_fifo_planted_at_a_cached_path_is_a_miss_not_a_freeze(cache: SkillCache) -> None:
+    """Issue 9 hole 6: a FIFO at a cached file's path froze `get` for good (open waited for a writer); now it is
+    a miss, removed, and the next put stores the verified bytes there."""
+    resource = record(URI, DATA)
+    cache.put(LABEL, resource, DATA)
+    path = cache.path_for(LABEL, URI)
+    path.unlink()
+    os.mkfifo(path)
+    assert _call_or_unfreeze(path, lambda: cache.get(LABEL, resource)) is None
+    cache.put(LABEL, resource, DATA)
+    assert stat.S_ISREG(path.lstat().st_mode)
+    assert cache.get(LABEL, resource) == DATA
+
+
+def test_a_fifo_or_file_planted_where_a_folder_belongs_is_replaced(cache: SkillCache) -> None:
+    """Issue 9 hole 6: a FIFO (or a plain file) in place of a cache folder is a miss and is replaced by put."""
+    resource = record(URI, DATA)
+    cache.put(LABEL, resource, DATA)
+    templates = cache.path_for(LABEL, URI).parent
+    shutil.rmtree(templates)
+    os.mkfifo(templates)
+    assert _call_or_unfreeze(templates, lambda: cache.get(LABEL, resource)) is None
+    assert _call_or_unfreeze(templates, lambda: cache.put(LABEL, resource, DATA)) is None
+    assert cache.get(LABEL, resource) == DATA
+    shutil.rmtree(templates)
+    templates.write_bytes(b"not a folder\n")
+    cache.put(LABEL, resource, DATA)
+    assert cache.get(LABEL, resource) == DATA
+
+
+def test_a_file_and_a_folder_of_one_name_from_two_entries_replace_each_other(cache: SkillCache) -> None:
+    """Issue 9 hole 6: `skill://a/sub` cached as a file, then `skill://a/sub/file.md` from a later entry (or the
+    reverse) is no raw IsADirectoryError: the newer content replaces the older inside the cache."""
+    as_file, inside = record("skill://a/sub", b"a file\n"), record("skill://a/sub/file.md", b"inside\n")
+    cache.put(LABEL, as_file, b"a file\n")
+    cache.put(LABEL, inside, b"inside\n")
+    assert cache.get(LABEL, inside) == b"inside\n"
+    assert cache.get(LABEL, as_file) is None
+    cache.put(LABEL, as_file, b"a file\n")
+    assert cache.get(LABEL, as_file) == b"a file\n"
+    assert cache.get(LABEL, inside) is None
+
+
+def test_a_cache_root_swapped_for_a_symlink_is_refused(tmp_path: Path, home: Path) -> None:
+    """skillwire choice (held before issue 9, kept by the fd walk): the root itself replaced by a link after it was
+    chosen is refused by put and a miss for get; the victim is untouched."""
+    cache = SkillCache(tmp_path / "cache")
+    resource = record(URI, DATA)
+    cache.put(LABEL, resource, DATA)
+    victim = _victim(tmp_path)
+    before = _snapshot(victim)
+    shutil.rmtree(cache.root)
+    cache.root.symlink_to(victim, target_is_directory=True)
+    assert cache.get(LABEL, resource) is None
+    with pytest.raises(CacheError):
+        cache.put(LABEL, resource, DATA)
+    assert _snapshot(victim) == before
+
+
+def test_a_folder_planted_at_a_cached_path_is_removed_without_following_what_it_holds(
+    cache: SkillCache, tmp_path: Path
+) -> None:
+    """Issue 9 hole 6: a folder at a cached file's path, holding a link to a victim folder, a FIFO and nested
+    folders, is a miss; put removes it by file descriptor (the link itself, never the victim's files) and writes."""
+    resource = record(URI, DATA)
+    path = cache.path_for(LABEL, URI)
+    victim = _victim(tmp_path)
+    before = _snapshot(victim)
+    cache.put(LABEL, resource, DATA)
+    path.unlink()
+    (path / "deep" / "er").mkdir(parents=True)
+    (path / "deep" / "er" / "x.md").write_bytes(b"x")
+    (path / "link").symlink_to(victim, target_is_directory=True)
+    os.mkfifo(path / "deep" / "pipe")
+    assert _call_or_unfreeze(path / "deep" / "pipe", lambda: cache.get(LABEL, resource)) is None
+    assert _call_or_unfreeze(path / "deep" / "pipe", lambda: cache.put(LABEL, resource, DATA)) is None
+    assert cache.get(LABEL, resource) == DATA
+    assert _snapshot(victim) == before

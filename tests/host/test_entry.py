@@ -154,6 +154,33 @@ def test_a_uri_listed_twice_is_invalid() -> None:
 
 
 @pytest.mark.parametrize(
+    ("folder", "inside"),
+    [
+        ("examples", "examples/email.md"),
+        ("examples/email.md", "examples/email.md/x.md"),  # a listed file cannot be a folder either
+        ("SKILL.md", "SKILL.md/x.md"),
+        ("ex%61mples", "examples/email.md"),  # the same path once decoded, as a host writes it
+    ],
+)
+def test_an_entry_listing_a_file_and_a_folder_of_one_name_is_invalid(folder: str, inside: str) -> None:
+    """Spec (Skill Format: "A skill is a directory"): no directory holds `sub` as a file and `sub/file.md`, so such
+    an entry is invalid for every host; the reason names both (issue 9: not a raw IsADirectoryError later)."""
+    files = {"SKILL.md": SKILL, folder: EMAIL, inside: EMAIL}
+    raw = raw_entry("acme/billing/refunds", files)
+    reason = refused(raw).reason
+    root = "skill://acme/billing/refunds/"
+    assert f"{root}{folder}" in reason
+    assert f"{root}{inside}" in reason
+    assert "cannot be both" in reason
+
+
+def test_sibling_paths_sharing_a_prefix_are_not_a_file_and_folder_clash() -> None:
+    """skillwire choice: only whole segments count (`sub.md` and `sub/x.md`, `a` and `ab/x` are fine)."""
+    files = {"SKILL.md": SKILL, "sub.md": EMAIL, "sub/x.md": EMAIL, "a": EMAIL, "ab/x": EMAIL}
+    assert len(parse_entry(raw_entry("acme/billing/refunds", files)).resources) == 5
+
+
+@pytest.mark.parametrize(
     "uri",
     [
         "skill://acme/billing/other/x.md",  # another skill

@@ -17,7 +17,7 @@ that something was *not* fetched.
 
 Scenarios (see SCENARIOS): tampered, wrong-size, frontmatter-differs, file-added,
 unlisted-read, same-name, local-collision, dynamic, over-limit, mixed-invalid,
-cross-origin, terminal-escapes, honest.
+cross-origin, terminal-escapes, file-and-folder, unsafe-names, honest.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
+from urllib.parse import quote
 
 import anyio
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -152,6 +153,19 @@ PDF_MD = skill_md(
 )
 PDF_INVOICE = b"# Invoice\n\nCustomer:\nAmount:\n"
 PDF_PURCHASE_ORDER = b"# Purchase order\n\nSupplier:\nItems:\n"
+
+# file-and-folder: one entry lists `sub` as a file and `sub/file.md` inside it (no directory can hold both).
+LAYOUT_MD = skill_md("layout", "A skill whose manifest is no directory", "See sub and sub/file.md.\n")
+LAYOUT_SUB = b"a file called sub\n"
+LAYOUT_SUB_FILE = b"a file inside the folder sub\n"
+
+# unsafe-names: file names that show as something else on a terminal or in a file manager.
+UNSAFE_MD = skill_md("unsafe-names", "Files whose names hide what they are", "See the notes.\n")
+UNSAFE_FILES: Final[Mapping[str, bytes]] = {
+    "notes\x1b]0;pwned\x07.md": b"an OSC sequence in a name\n",
+    "invoice-\u202egpj.exe": b"a right-to-left override in a name\n",
+    "read\u200bme.md": b"a zero-width space in a name\n",
+}
 
 
 # -- catalogs ---------------------------------------------------------------------------------------------------------
@@ -313,6 +327,19 @@ def _honest() -> Catalog:
     )
 
 
+def _file_and_folder() -> Catalog:
+    files = {"SKILL.md": LAYOUT_MD, "sub": LAYOUT_SUB, "sub/file.md": LAYOUT_SUB_FILE}
+    return Catalog([entry("layout", files)], served("layout", files))
+
+
+def _unsafe_names() -> Catalog:
+    files = {"SKILL.md": UNSAFE_MD, **UNSAFE_FILES}
+    listed = entry("unsafe-names", files)
+    for resource in listed["resources"]:  # percent-encoded, as a careful server would send them
+        resource["uri"] = quote(resource["uri"], safe=":/")
+    return Catalog([listed], {quote(uri, safe=":/"): data for uri, data in served("unsafe-names", files).items()})
+
+
 _BUILDERS: Final[Mapping[str, Callable[[], Catalog]]] = {
     "tampered": _tampered,
     "wrong-size": _wrong_size,
@@ -327,6 +354,8 @@ _BUILDERS: Final[Mapping[str, Callable[[], Catalog]]] = {
     "cross-origin": _cross_origin,
     "terminal-escapes": _terminal_escapes,
     "honest": _honest,
+    "file-and-folder": _file_and_folder,
+    "unsafe-names": _unsafe_names,
 }
 SCENARIOS: Final[tuple[str, ...]] = tuple(_BUILDERS)
 

@@ -69,7 +69,11 @@ def _run(args: argparse.Namespace) -> int:
         result: int = args.func(args)
         return result
     except (CliError, SkillwireError) as error:
-        err(f"{PROG}: error: {error}")
+        # A message may list one problem per line (pull's refusals): each line is made terminal safe on its own.
+        header, *details = str(error).split("\n")
+        err(f"{PROG}: error: {header}")
+        for line in details:
+            err(line)
         return 1
     except KeyboardInterrupt:
         return 130
@@ -182,7 +186,9 @@ def _parser() -> argparse.ArgumentParser:
     pull.add_argument("server", metavar="SERVER", help="an http(s) URL, or a command line (quote it)")
     pull.add_argument("skill_uri", metavar="SKILL_URI", help="the skill's SKILL.md URI, e.g. skill://pdf/SKILL.md")
     pull.add_argument("dest", metavar="DEST", help="a new or empty folder")
-    pull.add_argument("--force", action="store_true", help="allow DEST inside an agent's own skill folder")
+    pull.add_argument(
+        "--force", action="store_true", help="allow agent configuration: DEST in an agent folder, files like CLAUDE.md"
+    )
     pull.set_defaults(func=_pull)
     return parser
 

@@ -3,9 +3,13 @@
 Every file the entry lists is read and checked (size, digest; SKILL.md's frontmatter against the
 entry) before anything is written: one failure and DEST is left as it was. Files are written into a
 fresh sibling folder and renamed to DEST at the end, so DEST never holds half a skill. DEST must be
-new or empty, and may not lie in an agent's skill discovery folder (`.claude/skills`, ...) unless
-`--force`: a pulled skill is content from a server, not a skill the user installed.
-`.skillwire-provenance.json` records where the bytes came from.
+new or empty, and may not lie in an agent's skill discovery folder (`.claude/skills`, ...) or any
+other agent-configuration folder unless `--force`: a pulled skill is content from a server, not a
+skill the user installed. For the same reason a file the skill lists that would land at an agent
+configuration path inside DEST (`.claude/settings.json`, `CLAUDE.md`, `x/.agents/skills/...`: the
+list is `skillwire.host.agent_paths`) is refused without `--force`, one line per file, and a file
+name holding control, bidi or zero-width characters is refused always. `.skillwire-provenance.json`
+records where the bytes came from.
 
     skillwire pull http://127.0.0.1:8000/mcp skill://pdf-processing/SKILL.md ./pdf-processing
 """
@@ -17,21 +21,29 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from skillwire.cache.store import AGENT_FOLDERS, SKILLS_FOLDER
 from skillwire.cli.inspect import call_server, server_target, verify_entry
 from skillwire.cli.output import say
 from skillwire.client.session import SkillsClient
 from skillwire.errors import SkillwireError
+from skillwire.host.agent_paths import (
+    SKILL_DISCOVERY_FOLDERS,
+    SKILLS_FOLDER,
+    agent_config_match,
+    disk_key,
+    name_problem_chars,
+)
 from skillwire.host.entry import SkillEntry
 
 __all__ = ["PROVENANCE_FILE", "run_pull"]
 
 PROVENANCE_FILE = ".skillwire-provenance.json"
+_SHOWN_LIMIT = 200
 
 
 class PullRefused(SkillwireError):
@@ -42,7 +54,11 @@ def run_pull(args: argparse.Namespace) -> int:
     dest = Path(args.dest)
     _check_dest(dest, force=args.force)
     target = server_target(args.server)
-    files, entry, server_name, refusal = call_server(args.server, _fetch, target, args.skill_uri)
+    # Agent paths are matched across the DEST boundary too: pulling `copilot-instructions.md` into `repo/.github`.
+    placed = dest.expanduser().resolve().parts
+    files, entry, server_name, refusal = call_server(
+        args.server, _fetch, target, args.skill_uri, placed, bool(args.force)
+    )
     if refusal:
         raise PullRefused(refusal)
     _write(dest, files, _provenance(args.server, server_name, entry, files))
@@ -58,27 +74,37 @@ def _check_dest(dest: Path, *, force: bool) -> None:
     if not force:
         parts = dest.expanduser().resolve().parts
         for i, part in enumerate(parts[:-1]):
-            if part in AGENT_FOLDERS and parts[i + 1] == SKILLS_FOLDER:
+            if part in SKILL_DISCOVERY_FOLDERS and parts[i + 1] == SKILLS_FOLDER:
                 raise PullRefused(
                     f"DEST {dest} is inside the agent skill folder {Path(*parts[: i + 2])}, where an agent would load "
                     "it as a trusted local skill; pull elsewhere to review it, or pass --force"
                 )
+        match = agent_config_match(parts)
+        if match is not None:
+            found, start = match
+            raise PullRefused(
+                f"DEST {dest} is inside {Path(*parts[: start + len(found.segments)])}, agent configuration "
+                f"({found.what}), where an agent would trust what is pulled; pull elsewhere to review it, "
+                "or pass --force"
+            )
 
 
-async def _fetch(target: str | list[str], uri: str) -> tuple[dict[str, bytes], SkillEntry, str | None, str | None]:
+async def _fetch(
+    target: str | list[str], uri: str, placed: Sequence[str], force: bool
+) -> tuple[dict[str, bytes], SkillEntry, str | None, str | None]:
     """The verified bytes of every file of the skill, by relative path, or why the skill cannot be pulled.
 
     A refusal is returned, not raised: raised inside the connection it would reach the user wrapped
-    in the SDK's task-group exception.
+    in the SDK's task-group exception. Paths are judged before any file is read.
     """
     async with SkillsClient.connect(target) as client:
         entry = await client.get_entry(uri)
         if isinstance(entry.resources, str):
             return {}, entry, client.server_name, f"{uri} is a dynamic skill: it has no manifest to verify against"
-        try:
-            paths = {r.uri: _relative(entry, r.uri) for r in entry.resources}
-        except PullRefused as err:
-            return {}, entry, client.server_name, str(err)
+        paths, problems = _plan(entry, placed, force=force)
+        if problems:
+            lines = "\n".join(f"  {p}" for p in problems)
+            return {}, entry, client.server_name, f"not pulling {_shown(entry.uri)}, nothing written:\n{lines}"
         failures, verified = await verify_entry(client, entry)
         if failures:
             named = "; ".join(f"{f.uri}: {f.message}" for f in failures[:3])
@@ -88,16 +114,77 @@ async def _fetch(target: str | list[str], uri: str) -> tuple[dict[str, bytes], S
         return {paths[u]: verified[u] for u in paths}, entry, client.server_name, None
 
 
-def _relative(entry: SkillEntry, uri: str) -> str:
-    """The `/`-separated path of `uri` inside the skill; refuse anything that could leave DEST."""
+def _plan(entry: SkillEntry, placed: Sequence[str], *, force: bool) -> tuple[dict[str, str], list[str]]:
+    """Each listed uri's `/`-separated path inside DEST, and one line per file that may not be written there."""
+    assert not isinstance(entry.resources, str)
+    paths: dict[str, str] = {}
+    problems: list[str] = []
+    for resource in entry.resources:
+        try:
+            segments = _segments(entry, resource.uri)
+        except PullRefused as err:
+            problems.append(str(err))
+            continue
+        rel = "/".join(segments)
+        bad = sorted({c for s in segments for c in name_problem_chars(s)})
+        if bad:
+            problems.append(
+                f"{_shown(rel)}: its name holds {', '.join(bad)} (control, bidi or zero-width characters), "
+                "which no pulled file may have, even with --force"
+            )
+            continue
+        paths[resource.uri] = rel
+        if force:
+            continue
+        match = agent_config_match([*placed, *segments])
+        if match is not None:
+            found, start = match
+            where = "/".join([*placed, *segments][start:])
+            problems.append(
+                f"{_shown(rel)}: {_shown(where)} is agent configuration ({found.what}); an agent opened there would "
+                "trust it as its own (pass --force to write it)"
+            )
+    problems.extend(_collisions(paths.values()))
+    return paths, problems
+
+
+def _segments(entry: SkillEntry, uri: str) -> list[str]:
+    """The decoded path segments of `uri` inside the skill; refuse anything that could leave DEST."""
     prefix = entry.root_uri + "/"
     if not uri.startswith(prefix):
-        raise PullRefused(f"{uri} is not inside the skill root {entry.root_uri}; nothing written")
+        raise PullRefused(f"{_shown(uri)} is not inside the skill root {_shown(entry.root_uri)}")
     segments = [unquote(s) for s in uri[len(prefix) :].split("/")]
     for segment in segments:
         if segment in ("", ".", "..") or any(c in segment for c in "/\\\0") or segment == PROVENANCE_FILE:
-            raise PullRefused(f"{uri} has a path segment {segment!r} that cannot be written safely; nothing written")
-    return "/".join(segments)
+            raise PullRefused(f"{_shown(uri)} has a path segment {_shown(repr(segment))} that cannot be written safely")
+    return segments
+
+
+def _collisions(paths: Iterable[str]) -> list[str]:
+    """Two files that one disk would hold at one path (case, Unicode form), or a file that is also a folder."""
+    seen: dict[str, str] = {}
+    folders: dict[str, str] = {}
+    problems: list[str] = []
+    for rel in paths:
+        segments = rel.split("/")
+        keys = [disk_key(s) for s in segments]
+        key = "/".join(keys)
+        other = seen.get(key)
+        if other is not None:
+            problems.append(f"{_shown(rel)} and {_shown(other)} would be the same file on a case-insensitive disk")
+        seen[key] = rel
+        for i in range(1, len(keys)):
+            folders.setdefault("/".join(keys[:i]), rel)
+    for key, rel in seen.items():
+        if key in folders:
+            problems.append(f"{_shown(rel)} is a file, but {_shown(folders[key])} needs a folder at that path")
+    return problems
+
+
+def _shown(text: str) -> str:
+    """A server-given name as one escaped line (`unicode_escape`, as `errors._shorten` does), bounded."""
+    clean = text.encode("unicode_escape").decode("ascii")
+    return clean if len(clean) <= _SHOWN_LIMIT else clean[:_SHOWN_LIMIT] + "..."
 
 
 def _provenance(server: str, server_name: str | None, entry: SkillEntry, files: dict[str, bytes]) -> dict[str, Any]:
@@ -110,7 +197,8 @@ def _provenance(server: str, server_name: str | None, entry: SkillEntry, files: 
         "pulledAt": datetime.now(UTC).isoformat(timespec="seconds"),
         "frontmatter": dict(entry.frontmatter),
         "files": [
-            {"uri": r.uri, "path": _relative(entry, r.uri), "digest": r.digest, "size": r.size} for r in entry.resources
+            {"uri": r.uri, "path": "/".join(_segments(entry, r.uri)), "digest": r.digest, "size": r.size}
+            for r in entry.resources
         ],
     }
 

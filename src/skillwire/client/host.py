@@ -523,6 +523,9 @@ class Host:
             raise
         try:
             verify_bytes(record, data)
+            if record.uri == entry.uri:
+                # Every check before the cache: bytes whose frontmatter the host refused never reach the disk.
+                verify_frontmatter(entry, data)
         except VerificationError as err:
             await self._after_failure(key, entry, err)
             raise

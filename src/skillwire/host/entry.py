@@ -5,7 +5,9 @@ skill-path segment equals `frontmatter.name`; `resources` is an array of
 {uri, digest, size} (complete: SKILL.md included, each uri once, all within the
 skill's directory) or the string "dynamic". "An entry with no resources at all,
 or with any value other than an array or 'dynamic', is invalid, and hosts MUST
-NOT load it."
+NOT load it." Skill Format: "A skill is a directory" of files, so no path can be
+both a file and a directory: an entry listing `sub` and `sub/file.md` describes
+no directory at all and is invalid too.
 
     entry = parse_entry(raw)            # raises InvalidEntry naming the problem
     entry.content_set                   # frozenset of (uri, digest): what approvals bind to
@@ -181,4 +183,28 @@ def parse_entry(raw: object) -> SkillEntry:
         parsed.append(EntryResource(r_uri, digest, size))
     if uri not in seen:
         raise InvalidEntry(shown, "resources does not list SKILL.md itself, so it is not complete")
+    clash = _file_and_folder(root, parsed)
+    if clash is not None:
+        raise InvalidEntry(shown, clash)
     return SkillEntry(uri, dict(fm), tuple(parsed))
+
+
+def _file_and_folder(root: str, resources: list[EntryResource]) -> str | None:
+    """Why one listed path is both a file and the folder of another (`sub` and `sub/file.md`), or None.
+
+    Compared on decoded segments (RFC 3986 reads `su%62` as `sub`), the way a host writes them to disk.
+    """
+    files: dict[tuple[str, ...], str] = {}
+    for r in resources:
+        files.setdefault(tuple(unquote(s) for s in r.uri[len(root) :].split("/")), r.uri)
+    for path, file_uri in files.items():
+        for end in range(1, len(path)):
+            folder = files.get(path[:end])
+            if folder is not None:
+                first, second = _short(folder), _short(file_uri)
+                return f"resources lists {first} as a file and {second} inside it; a path cannot be both"
+    return None
+
+
+def _short(uri: str) -> str:
+    return uri[:200].encode("unicode_escape").decode("ascii")
