@@ -14,6 +14,8 @@ from typing import Literal
 
 import anyio
 import pytest
+from mcp.shared.exceptions import MCPError
+from mcp_types import PARSE_ERROR
 
 from skillwire.client import SkillsClient
 from skillwire.errors import ResponseTooLarge, VerificationError
@@ -65,6 +67,27 @@ async def test_a_huge_answer_to_a_101_byte_file_is_cut_off_and_the_connection_su
             assert caught.value.limit == DEFAULT_LIMITS.read_bound(101) < 100 * 1024
             # The same connection still answers (over stdio, after the rest of the flood was skipped).
             assert (await client.get_entry(HUGE_URI)).uri == HUGE_URI
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_a_huge_answer_in_an_sse_stream_is_cut_off(mode: str) -> None:
+    """Attack: the 64 MiB answer as one server-sent event (both eras); the SSE path is bounded the same way."""
+    with anyio.fail_after(FREEZE_TIMEOUT_S), hostile_http("huge-read", "--flood-bytes", str(64 * MIB), "--sse") as url:
+        async with SkillsClient.connect(url, mode=mode) as client:
+            with pytest.raises(ResponseTooLarge):
+                await client.read(HUGE_URI, size=101)
+            assert (await client.get_entry(HUGE_URI)).uri == HUGE_URI
+
+
+async def test_a_gzip_bomb_is_never_inflated() -> None:
+    """Attack: a listing page of 256 MiB sent gzipped (about 256 KB on the wire) to a client that asked for identity;
+    the body is counted and parsed as sent, so it fails to parse instead of inflating past every bound."""
+    flood = ("--flood-bytes", str(256 * MIB), "--gzip")
+    with anyio.fail_after(FREEZE_TIMEOUT_S), hostile_http("huge-listing", *flood) as url:
+        async with SkillsClient.connect(url) as client:
+            with pytest.raises(MCPError) as caught:
+                await client.list_entries()
+    assert caught.value.error.code == PARSE_ERROR
 
 
 @pytest.mark.parametrize("wire", WIRES)

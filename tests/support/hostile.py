@@ -31,8 +31,10 @@ import argparse
 import hashlib
 import socket
 import sys
+import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Final, cast
 
 import anyio
@@ -497,6 +499,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--http", metavar="HOST:PORT", help="serve streamable HTTP at http://HOST:PORT/mcp (port 0: any)"
     )
     parser.add_argument("--flood-bytes", type=int, metavar="N", help="the size of a flood scenario's flood")
+    parser.add_argument("--sse", action="store_true", help="over HTTP, answer every POST with an SSE stream")
+    parser.add_argument("--gzip", action="store_true", help="over HTTP, gzip the flood whatever the client asked")
     args = parser.parse_args(argv)
     hostile = build_hostile_server(args.scenario)
     flood = hostile.catalog.flood if args.flood_bytes is None else args.flood_bytes
@@ -512,8 +516,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     def ready(url: str) -> None:
         print(f"listening on {url}", file=sys.stderr, flush=True)
 
-    if flood:
-        anyio.run(_serve_http_flooding, hostile.server, sock, flood, ready)
+    if flood or args.sse or args.gzip:
+        serving = partial(_serve_http_flooding, sse=args.sse, gzip=args.gzip)
+        anyio.run(serving, hostile.server, sock, flood, ready)
     else:
         anyio.run(lambda: serve_http(hostile.server, sock, on_ready=ready))
 
@@ -558,8 +563,11 @@ async def _serve_stdio_flooding(server: Server[Any], flood: int) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def _flooding_app(app: ASGIApp, flood: int) -> ASGIApp:
-    """An ASGI app that sends `app`'s responses, a body holding FLOOD_MARK streamed with the flood in its place."""
+def _flooding_app(app: ASGIApp, flood: int, *, gzip: bool = False) -> ASGIApp:
+    """An ASGI app that sends `app`'s responses, a body holding FLOOD_MARK streamed with the flood in its place.
+
+    `gzip`: that body is gzipped (a bomb: a flood of "A" packs about 1000 to 1), whatever the client asked for.
+    """
 
     async def flooding(scope: Scope, receive: Receive, send: Send) -> None:
         held: list[Message] = []
@@ -577,11 +585,14 @@ def _flooding_app(app: ASGIApp, flood: int) -> ASGIApp:
                     await send(message)
                     return
                 headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+                packer = zlib.compressobj(9, zlib.DEFLATED, 31) if gzip else None
+                if packer is not None:
+                    headers.append((b"content-encoding", b"gzip"))
                 await send({**start, "headers": headers})
-                await send({"type": "http.response.body", "body": head, "more_body": True})
-                for piece in flood_pieces(flood):
-                    await send({"type": "http.response.body", "body": piece, "more_body": True})
-                await send({"type": "http.response.body", "body": tail, "more_body": False})
+                for piece in (head, *flood_pieces(flood), tail):
+                    body = piece if packer is None else packer.compress(piece)
+                    await send({"type": "http.response.body", "body": body, "more_body": True})
+                await send({"type": "http.response.body", "body": b"" if packer is None else packer.flush()})
                 return
             await send(message)
 
@@ -591,9 +602,11 @@ def _flooding_app(app: ASGIApp, flood: int) -> ASGIApp:
 
 
 async def _serve_http_flooding(
-    server: Server[Any], sock: socket.socket, flood: int, ready: Callable[[str], None]
+    server: Server[Any], sock: socket.socket, flood: int, ready: Callable[[str], None], *, sse: bool, gzip: bool
 ) -> None:
-    app = _flooding_app(http_app(server, host=sock.getsockname()[0]), flood)
+    host = sock.getsockname()[0]
+    inner = server.streamable_http_app(streamable_http_path="/mcp", json_response=False, host=host) if sse else None
+    app = _flooding_app(inner or http_app(server, host=host), flood, gzip=gzip)
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
     ready(url_for(sock))  # the socket already listens: connections wait in its backlog until uvicorn starts
     await uvicorn.Server(config).serve(sockets=[sock])
