@@ -97,6 +97,13 @@ async def test_an_endless_answer_is_cut_off_instead_of_exhausting_memory(wire: W
         async with hostile_client(wire, "endless-read") as client:
             with pytest.raises(ResponseTooLarge):
                 await client.read(HUGE_URI, size=101)
+            if wire == "http":
+                assert (await client.get_entry(HUGE_URI)).uri == HUGE_URI  # one response failed, not the connection
+            else:
+                # Nothing could follow a stdout line that never ends: the connection ends instead of stalling
+                # every later request until its timeout.
+                with pytest.raises(MCPError, match="Connection closed"):
+                    await client.get_entry(HUGE_URI)
 
 
 async def test_a_read_with_no_listed_size_is_bounded_by_max_read_bytes() -> None:

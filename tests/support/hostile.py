@@ -589,10 +589,25 @@ def _flooding_app(app: ASGIApp, flood: int, *, gzip: bool = False) -> ASGIApp:
                 if packer is not None:
                     headers.append((b"content-encoding", b"gzip"))
                 await send({**start, "headers": headers})
-                for piece in (head, *flood_pieces(flood), tail):
-                    body = piece if packer is None else packer.compress(piece)
-                    await send({"type": "http.response.body", "body": body, "more_body": True})
-                await send({"type": "http.response.body", "body": b"" if packer is None else packer.flush()})
+                gone = anyio.Event()
+
+                async def watch() -> None:
+                    while (await receive())["type"] != "http.disconnect":
+                        pass
+                    gone.set()
+
+                async with anyio.create_task_group() as group:
+                    group.start_soon(watch)
+                    for piece in (head, *flood_pieces(flood), tail):
+                        if gone.is_set():
+                            break  # the client hung up: stop, as a real server's write would fail
+                        body = piece if packer is None else packer.compress(piece)
+                        await send({"type": "http.response.body", "body": body, "more_body": True})
+                        await anyio.sleep(0)
+                    else:
+                        last = b"" if packer is None else packer.flush()
+                        await send({"type": "http.response.body", "body": last})
+                    group.cancel_scope.cancel()
                 return
             await send(message)
 

@@ -47,6 +47,8 @@ from mcp.shared.message import SessionMessage
 
 from skillwire.host.limits import ClientLimits
 
+logger = logging.getLogger(__name__)
+
 # A JSON-RPC request we send is small; a body larger than this is not looked into for its method.
 _REQUEST_PEEK_BYTES = 1024 * 1024
 
@@ -222,7 +224,8 @@ async def bounded_stdio_client(
 
     A line may be as long as the largest bound among the requests sent and not yet answered (or
     `max_response_bytes` when none is waiting). Past that, every waiting request is answered with
-    an error and marked cut off, and the rest of the line is skipped without being kept.
+    an error and marked cut off, and the rest of the line is skipped without being kept; a line
+    that goes on past twice the largest bound of all ends the connection.
     """
     command = await _get_executable_command(server.command)
     process = await _create_platform_compatible_process(
@@ -266,15 +269,15 @@ async def bounded_stdio_client(
     async def stdout_reader() -> None:
         assert process.stdout, "Opened process is missing stdout"
         try:
+            # The session learns the connection ended (its waiting requests fail) before the drain,
+            # which lasts as long as the server keeps writing.
             async with read_stream_writer:
-                try:
-                    await _bounded_lines(process.stdout, bound, deliver, cut_off)
-                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                    return  # the session is gone; only the drain below remains
-                finally:
-                    await _drain_stdout(process)
+                give_up = 2 * meter.limits.largest_response
+                await _bounded_lines(process.stdout, bound, deliver, cut_off, give_up)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError):
-            pass  # our own shutdown closed the stream under the read, or the server went away
+            pass  # the session is gone, our own shutdown closed the stream, or the server went away
+        finally:
+            await _drain_stdout(process)
 
     async def stdin_writer() -> None:
         assert process.stdin, "Opened process is missing stdin"
@@ -318,8 +321,13 @@ async def _bounded_lines(
     bound: Callable[[], int],
     deliver: Callable[[bytes], Awaitable[None]],
     cut_off: Callable[[int], Awaitable[None]],
+    give_up: int,
 ) -> None:
-    """Split `stdout` into lines; a line longer than `bound()` is cut off (`cut_off(seen)`) and skipped."""
+    """Split `stdout` into lines; a line longer than `bound()` is cut off (`cut_off(seen)`) and skipped.
+
+    A line still going after `give_up` bytes ends the reading (and so the connection): nothing
+    after it could arrive before it ends, and it may never end.
+    """
     line = bytearray()
     skipping = False
     seen = 0
@@ -335,6 +343,9 @@ async def _bounded_lines(
                     line = bytearray()
                     skipping = True
                     await cut_off(seen)
+            if skipping and seen > give_up:
+                logger.warning("a line from the server passed %s bytes and did not end; the connection is closed", seen)
+                return
             if end < 0:
                 break
             if not skipping and line:
