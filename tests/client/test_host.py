@@ -820,6 +820,21 @@ async def test_a_huge_answer_to_a_101_byte_skill_md_is_a_verification_failure(
     assert not [path for path in (tmp_path / "cache").rglob("*") if path.is_file()]
 
 
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+async def test_an_endless_dynamic_skill_md_stops_at_the_per_skill_limit(transport: HostileTransport) -> None:
+    """Attack: a "dynamic" skill (no size listed) whose SKILL.md never ends; the per-skill total (the spec's 16 MiB,
+    here `max_read_bytes`) bounds the read on the wire, and the load is declined (skillwire choice, issue 9)."""
+    limits = ClientLimits(max_read_bytes=1024 * 1024)
+    prompt = ScriptedPrompt()
+    async with hostile_host("endless-dynamic", transport, prompt=prompt, allow_dynamic=True, limits=limits) as (
+        host,
+        _,
+    ):
+        with anyio.fail_after(20), pytest.raises(SkillDeclined, match="per-skill limit of 1,048,576 bytes"):
+            await host.load_skill("h:flood")
+        assert host.acting() == ()
+
+
 async def test_an_endless_pager_is_a_public_incomplete_listing_named_by_the_hosts_label(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

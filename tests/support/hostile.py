@@ -19,7 +19,8 @@ that something was *not* fetched.
 Scenarios (see SCENARIOS): tampered, wrong-size, frontmatter-differs, file-added,
 unlisted-read, same-name, local-collision, dynamic, over-limit, mixed-invalid,
 cross-origin, honest, and the floods: huge-read, endless-read (a resources/read
-answer far past the listed 101 bytes, or one that never ends), huge-listing (a
+answer far past the listed 101 bytes, or one that never ends), endless-dynamic (a
+dynamic skill, no size listed, whose SKILL.md never ends), huge-listing (a
 skills/list page padded past any sane size), endless-pager (a new cursor forever).
 A flood is written while it is sent, in 1 MiB pieces, when the server runs as a
 process (stdio or HTTP): the marker `FLOOD_MARK` in an answer stands for it.
@@ -159,6 +160,9 @@ PDF_PURCHASE_ORDER = b"# Purchase order\n\nSupplier:\nItems:\n"
 # huge-read, endless-read: SKILL.md lists exactly 101 bytes; the answer is a flood.
 HUGE_MD = skill_md("huge", "A skill whose SKILL.md is listed at 101 bytes", "Read only this line.\n\n")
 assert len(HUGE_MD) == 101
+
+# endless-dynamic: a "dynamic" skill (no size listed) whose SKILL.md never ends.
+FLOOD_DESCRIPTION = "A dynamic skill whose SKILL.md never ends"
 
 # huge-listing: one valid skill on a page padded with a flood. endless-pager: one skill per page, forever.
 LISTED_MD = skill_md("listed", "The one skill of a padded page", "Nothing else.\n")
@@ -321,6 +325,12 @@ def _huge_read(flood: int) -> Callable[[], Catalog]:
     return build
 
 
+def _endless_dynamic() -> Catalog:
+    uri = "skill://flood/SKILL.md"
+    listed = {"uri": uri, "frontmatter": {"name": "flood", "description": FLOOD_DESCRIPTION}, "resources": "dynamic"}
+    return Catalog([listed], {uri: FLOOD_MARK.encode()}, flood=ENDLESS_FLOOD_BYTES)
+
+
 def _huge_listing() -> Catalog:
     files = {"SKILL.md": LISTED_MD}
     return Catalog([entry("listed", files)], served("listed", files), flood=DEFAULT_FLOOD_BYTES, padded_listing=True)
@@ -346,6 +356,7 @@ _BUILDERS: Final[Mapping[str, Callable[[], Catalog]]] = {
     "honest": _honest,
     "huge-read": _huge_read(DEFAULT_FLOOD_BYTES),
     "endless-read": _huge_read(ENDLESS_FLOOD_BYTES),
+    "endless-dynamic": _endless_dynamic,
     "huge-listing": _huge_listing,
     "endless-pager": _endless_pager,
 }

@@ -578,19 +578,22 @@ class Host:
             raise SkillChanged(key, change) from err
 
     async def _read_dynamic(self, server: _Server, entry: SkillEntry, uri: str) -> bytes:
-        """A read for a dynamic skill: no size is listed, so the spec's 16 MiB per-skill total bounds it.
-
-        Each answer may take only what is left of the total, and is cut off on the wire past that.
+        """A read for a dynamic skill: no size is listed, so the spec's 16 MiB per-skill total bounds it
+        (or `limits.max_read_bytes`, if lower). Each answer may take only what is left of the total, and is
+        cut off on the wire past that.
         """
+        budget = min(MAX_TOTAL_BYTES, self.limits.max_read_bytes)
         used = server.dynamic_bytes.get(entry.uri, 0)
         try:
-            data = await self._read(server, uri, MAX_TOTAL_BYTES - used)
+            data = await self._read(server, uri, budget - used)
         except ResponseTooLarge:
             data = None
-        total = used + (MAX_TOTAL_BYTES + 1 if data is None else len(data))
+        total = used + (budget + 1 if data is None else len(data))
         server.dynamic_bytes[entry.uri] = total
-        if data is None or total > MAX_TOTAL_BYTES:
-            raise SkillDeclined(f"{entry.uri}: dynamic content passed the 16 MiB per-skill limit; stopped loading")
+        if data is None or total > budget:
+            raise SkillDeclined(
+                f"{entry.uri}: dynamic content passed the per-skill limit of {budget:,} bytes; stopped loading"
+            )
         return data
 
 
