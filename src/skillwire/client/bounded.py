@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import json
 import logging
+import urllib.parse
+import urllib.request
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
@@ -151,9 +153,9 @@ class BoundedHTTPTransport(httpx2.AsyncBaseTransport):
     as sent, so a small gzip bomb cannot expand past the bound (and fails to parse instead).
     """
 
-    def __init__(self, meter: ResponseMeter, inner: httpx2.AsyncBaseTransport | None = None) -> None:
+    def __init__(self, meter: ResponseMeter, inner: httpx2.AsyncBaseTransport) -> None:
         self._meter = meter
-        self._inner = inner if inner is not None else httpx2.AsyncHTTPTransport()
+        self._inner = inner
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         request.headers["Accept-Encoding"] = "identity"
@@ -201,13 +203,26 @@ class _QuietOverLimit(logging.Filter):
 _QUIET_OVER_LIMIT = _QuietOverLimit()
 
 
+def _environment_proxy(url: str) -> str | None:
+    """The proxy the environment names for `url` (HTTP(S)_PROXY, ALL_PROXY, NO_PROXY), as httpx2 would use it.
+
+    A client given its own transport no longer reads these, so they are read here.
+    """
+    parts = urllib.parse.urlsplit(url)
+    if parts.hostname is None or urllib.request.proxy_bypass(parts.hostname):
+        return None
+    proxies = urllib.request.getproxies_environment()
+    return proxies.get(parts.scheme) or proxies.get("all")
+
+
 @asynccontextmanager
 async def bounded_http_client(url: str, meter: ResponseMeter) -> AsyncIterator[Any]:
     """The SDK's streamable HTTP transport over an httpx2 client whose responses are bounded by `meter`."""
     logging.getLogger(streamable_http_client.__module__).addFilter(_QUIET_OVER_LIMIT)  # adding it twice is a no-op
     timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
+    transport = BoundedHTTPTransport(meter, httpx2.AsyncHTTPTransport(proxy=_environment_proxy(url)))
     async with (
-        httpx2.AsyncClient(timeout=timeout, transport=BoundedHTTPTransport(meter)) as http,
+        httpx2.AsyncClient(timeout=timeout, transport=transport) as http,
         streamable_http_client(url, http_client=http, max_sse_event_size=meter.limits.max_response_bytes) as streams,
     ):
         yield streams
