@@ -13,6 +13,7 @@ from typing import Literal
 
 import pytest
 
+from skillwire.cli.main import main
 from tests.support.flood import hostile_command, hostile_http, run_measured
 
 Wire = Literal["http", "stdio"]
@@ -72,3 +73,14 @@ def test_inspect_says_on_stderr_that_an_endless_listing_is_incomplete() -> None:
     assert run.returncode == 1, run.stderr
     lines = [line for line in run.stderr.splitlines() if "incomplete" in line]
     assert lines == [f"skillwire: the skill listing of {command} is incomplete: stopped after 5 pages"]
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "many"])
+@pytest.mark.parametrize("command", ["inspect", "host"])
+def test_max_pages_must_be_a_positive_number(command: str, value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """skillwire choice: `--max-pages` takes a positive whole number; anything else is a usage error, in process."""
+    target = ["http://127.0.0.1:9/mcp"] if command == "inspect" else ["--server", "a=http://127.0.0.1:9/mcp"]
+    with pytest.raises(SystemExit) as exit_info:
+        main([command, *target, "--max-pages", value])
+    assert exit_info.value.code == 2
+    assert f"{value!r} is not a positive whole number" in capsys.readouterr().err
