@@ -58,9 +58,12 @@ _REQUEST_PEEK_BYTES = 1024 * 1024
 # -- which request gets which bound ------------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Expectation:
-    """The bound one request's answer was given, the bytes its answer took, and (if cut off) where it stopped."""
+    """The bound one request's answer was given, the bytes its answer took, and (if cut off) where it stopped.
+
+    Compared by identity: two requests with the same bound are still two expectations.
+    """
 
     limit: int
     received: int = 0
@@ -159,10 +162,9 @@ class BoundedHTTPTransport(httpx2.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         request.headers["Accept-Encoding"] = "identity"
-        if request.method != "POST":
-            # The GET listen stream is long-lived; the SDK bounds each of its events (max_sse_event_size).
-            return await self._inner.handle_async_request(request)
-        expectation = self._meter.lookup(_request_body(request))
+        # The GET listen stream is long-lived and not counted; the SDK bounds each of its events
+        # (max_sse_event_size). A POST's answer is counted against its request's bound.
+        expectation = self._meter.lookup(_request_body(request)) if request.method == "POST" else None
         response = await self._inner.handle_async_request(request)
         headers = httpx2.Headers(response.headers)
         headers.pop("Content-Encoding", None)
@@ -171,7 +173,7 @@ class BoundedHTTPTransport(httpx2.AsyncBaseTransport):
         return httpx2.Response(
             response.status_code,
             headers=headers,
-            stream=_CountedStream(stream, expectation),
+            stream=stream if expectation is None else _CountedStream(stream, expectation),
             extensions=response.extensions,
         )
 
@@ -223,7 +225,7 @@ async def bounded_http_client(url: str, meter: ResponseMeter) -> AsyncIterator[A
     transport = BoundedHTTPTransport(meter, httpx2.AsyncHTTPTransport(proxy=_environment_proxy(url)))
     async with (
         httpx2.AsyncClient(timeout=timeout, transport=transport) as http,
-        streamable_http_client(url, http_client=http, max_sse_event_size=meter.limits.max_response_bytes) as streams,
+        streamable_http_client(url, http_client=http, max_sse_event_size=meter.limits.largest_response) as streams,
     ):
         yield streams
 
