@@ -32,6 +32,7 @@ from skillwire.host.approvals import (
     SkillApprovalDecision,
     SkillApprovalRequest,
 )
+from skillwire.host.entry import InvalidEntry
 
 LABEL = "conformance"
 LIST_ONLY = frozenset({"", "sep-2640-client-no-prefetch"})
@@ -67,7 +68,7 @@ async def run(url: str, scenario: str) -> int:
         for item in catalog:
             print(f"  {item.handle}  {item.description}")
         for problem in host.problems(LABEL):
-            say(f"dropped an invalid entry: {problem}")
+            say(f"dropped an invalid entry: {problem}" if isinstance(problem, InvalidEntry) else str(problem))
         if scenario in LIST_ONLY:
             return 0
         if not catalog:

@@ -13,12 +13,14 @@ from skillwire.errors import (
     InvalidSkillUri,
     LimitExceeded,
     NameRuleError,
+    ResponseTooLarge,
     SizeMismatch,
     SkillError,
     SkillwireError,
     UnlistedResource,
     VerificationError,
 )
+from skillwire.host.limits import ClientLimits
 from skillwire.manifest import MAX_RESOURCES, MAX_TOTAL_BYTES, Skill, SkillFile
 from skillwire.server.extension import SkillsExtension
 from skillwire.server.service import ServeOptions, SkillService
@@ -32,6 +34,7 @@ __all__ = [
     "MAX_RESOURCES",
     "MAX_TOTAL_BYTES",
     "Catalog",
+    "ClientLimits",
     "DigestMismatch",
     "FolderSource",
     "FrontmatterError",
@@ -40,6 +43,7 @@ __all__ = [
     "LimitExceeded",
     "NameRuleError",
     "Refusal",
+    "ResponseTooLarge",
     "ServeOptions",
     "SizeMismatch",
     "Skill",

@@ -13,7 +13,8 @@ on our side breaks a rule" from "a peer sent us something wrong":
         ├── DigestMismatch
         ├── SizeMismatch
         ├── FrontmatterMismatch
-        └── UnlistedResource
+        ├── UnlistedResource
+        └── ResponseTooLarge        an answer passed its byte bound on the wire; reading it stopped there
 """
 
 from __future__ import annotations
@@ -106,6 +107,24 @@ class UnlistedResource(VerificationError):
     def __init__(self, uri: str, *, skill_uri: str) -> None:
         super().__init__(f"{uri} is not listed in the held entry for {skill_uri}", uri=uri)
         self.skill_uri = skill_uri
+
+
+class ResponseTooLarge(VerificationError):
+    """A server's answer passed the most bytes the host accepts for it; the rest was never read.
+
+    `limit` is the bound on the wire (for a read: the listed size grown by the worst encoding plus
+    an envelope allowance, see `skillwire.host.limits`); `expected` is the listed content size, or
+    None where no size was listed. `method` is the request that was answered.
+    """
+
+    def __init__(self, uri: str, *, method: str, limit: int, expected: int | None = None) -> None:
+        listed = "" if expected is None else f" (the entry lists {expected} bytes)"
+        super().__init__(
+            f"{_shorten(uri)}: the {method} answer passed {limit:,} bytes{listed}; stopped reading", uri=uri
+        )
+        self.method = method
+        self.limit = limit
+        self.expected = expected
 
 
 def _shorten(text: str, limit: int = 200) -> str:

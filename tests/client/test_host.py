@@ -12,17 +12,16 @@ integrity and isolation). Each test's docstring names the rule it checks.
 from __future__ import annotations
 
 import json
-import re
+import logging
 import shutil
-import subprocess
 import sys
-import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import anyio
 import pytest
 
 from skillwire.cache.store import SkillCache
@@ -30,11 +29,12 @@ from skillwire.client.host import (
     ApprovalDenied,
     Host,
     HostError,
+    IncompleteListing,
     NotLoaded,
     SkillChanged,
     SkillDeclined,
 )
-from skillwire.errors import DigestMismatch, FrontmatterMismatch, SizeMismatch, UnlistedResource
+from skillwire.errors import DigestMismatch, FrontmatterMismatch, ResponseTooLarge, SizeMismatch, UnlistedResource
 from skillwire.host.approvals import (
     Approval,
     CrossOriginReadRequest,
@@ -44,10 +44,12 @@ from skillwire.host.approvals import (
     SkillApprovalRequest,
 )
 from skillwire.host.entry import InvalidEntry
+from skillwire.host.limits import ClientLimits
 from skillwire.host.registry import AmbiguousSkillName, LocalSkill, SkillKey, UnknownSkill
 from skillwire.host.window import OutsideSkill
 from skillwire.store.approvals import JsonApprovalStore
 from tests.support import hostile as h
+from tests.support.flood import hostile_command, hostile_http
 from tests.support.servers import EXAMPLE_SKILLS, REPO_ROOT, http_server, serve_command
 from tests.support.spec_example import CREDIT_NOTE_RESOURCE, SPEC_RESOURCES
 
@@ -154,48 +156,18 @@ async def docs_host(transport: Transport, root: Path, **options: Any) -> AsyncIt
             yield host
 
 
-_LISTENING = re.compile(r"listening on (http://\S+)")
-
-
-@contextmanager
-def hostile_http(scenario: str) -> Iterator[str]:
-    """`python -m tests.support.hostile SCENARIO --http 127.0.0.1:0` in a subprocess; yields its URL."""
-    command = [sys.executable, "-m", "tests.support.hostile", scenario, "--http", "127.0.0.1:0"]
-    process = subprocess.Popen(
-        command, cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-    )
-    found: list[str] = []
-    ready = threading.Event()
-
-    def drain() -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
-            if not found and (match := _LISTENING.search(line)):
-                found.append(match.group(1))
-                ready.set()
-        ready.set()
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
-    try:
-        ready.wait(30)
-        assert found, f"the hostile server did not start (status {process.poll()})"
-        yield found[0]
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-        reader.join(timeout=10)
-
-
 @asynccontextmanager
 async def hostile_host(
-    scenario: str, transport: HostileTransport = "inprocess", label: str = "h", **options: Any
+    scenario: str,
+    transport: HostileTransport = "inprocess",
+    label: str = "h",
+    server_options: Sequence[str] = (),
+    **options: Any,
 ) -> AsyncIterator[tuple[Host, h.HostileServer | None]]:
-    """A Host with the hostile server for `scenario` connected as `label` (the server object when in-process)."""
+    """A Host with the hostile server for `scenario` connected as `label` (the server object when in-process).
+
+    `server_options` are the hostile server's command-line options (a process only: stdio, http).
+    """
     if transport == "inprocess":
         server = h.build_hostile_server(scenario)
         async with Host(**options) as host:
@@ -203,10 +175,10 @@ async def hostile_host(
             yield host, server
     elif transport == "stdio":
         async with Host(**options) as host:
-            await host.add_server(label, [sys.executable, "-m", "tests.support.hostile", scenario])
+            await host.add_server(label, hostile_command(scenario, *server_options))
             yield host, None
     else:
-        with hostile_http(scenario) as url:
+        with hostile_http(scenario, *server_options) as url:
             async with Host(**options) as host:
                 await host.add_server(label, url)
                 yield host, None
@@ -727,7 +699,7 @@ async def test_invalid_entries_are_reported_and_valid_ones_stay_loadable() -> No
     the valid entries of the same listing usable."""
     async with hostile_host("mixed-invalid", prompt=ScriptedPrompt()) as (host, _):
         assert [item.handle for item in host.catalog()] == ["h:good-one", "h:good-two"]
-        problems = {p.uri: p.reason for p in host.problems("h")}
+        problems = {p.uri: p.reason for p in host.problems("h") if isinstance(p, InvalidEntry)}
         assert set(problems) == {
             "skill://no-resources/SKILL.md",
             "skill://misnamed/SKILL.md",
@@ -823,3 +795,61 @@ async def test_a_relisting_that_changes_a_skill_revokes_its_approval() -> None:
         assert [r.reason for r in prompt.skills] == ["new", "changed"]
         assert await host.read_skill_file("h:pdf-processing", "templates/credit-note.md") == extra
     assert server.reads() == [PDF, PDF, CREDIT_NOTE]
+
+
+# -- what a server may send (issue 9, holes 4 and 5) -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+async def test_a_huge_answer_to_a_101_byte_skill_md_is_a_verification_failure(
+    transport: HostileTransport, tmp_path: Path
+) -> None:
+    """Attack: a 64 MiB resources/read answer for a SKILL.md listed at 101 bytes; the load fails as a verification
+    failure, cut off at its bound, and nothing is cached or acted on (skillwire choice, issue 9)."""
+    cache = SkillCache(tmp_path / "cache")
+    flood = ("--flood-bytes", str(64 * 1024 * 1024))
+    async with hostile_host("huge-read", transport, server_options=flood, prompt=ScriptedPrompt(), cache=cache) as (
+        host,
+        _,
+    ):
+        with anyio.fail_after(20), pytest.raises(ResponseTooLarge) as caught:
+            await host.load_skill("h:huge")
+        assert caught.value.uri == "skill://huge/SKILL.md"
+        assert caught.value.expected == 101
+        assert host.acting() == ()
+    assert not [path for path in (tmp_path / "cache").rglob("*") if path.is_file()]
+
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+async def test_an_endless_dynamic_skill_md_stops_at_the_per_skill_limit(transport: HostileTransport) -> None:
+    """Attack: a "dynamic" skill (no size listed) whose SKILL.md never ends; the per-skill total (the spec's 16 MiB,
+    here `max_read_bytes`) bounds the read on the wire, and the load is declined (skillwire choice, issue 9)."""
+    limits = ClientLimits(max_read_bytes=1024 * 1024)
+    prompt = ScriptedPrompt()
+    async with hostile_host("endless-dynamic", transport, prompt=prompt, allow_dynamic=True, limits=limits) as (
+        host,
+        _,
+    ):
+        with anyio.fail_after(20), pytest.raises(SkillDeclined, match="per-skill limit of 1,048,576 bytes"):
+            await host.load_skill("h:flood")
+        assert host.acting() == ()
+
+
+async def test_an_endless_pager_is_a_public_incomplete_listing_named_by_the_hosts_label(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Attack: a new nextCursor forever; the page limit is a setting and the cut-off is part of `problems()`, naming
+    the server by the host's label, never by its self-reported name (skillwire choice, issue 9)."""
+    caplog.set_level(logging.INFO, logger="skillwire")
+    limits = ClientLimits(max_listing_pages=10)
+    async with hostile_host("endless-pager", label="pages", limits=limits) as (host, server):
+        assert server is not None
+        assert len(server.calls("skills/list")) == 10
+        assert len(host.catalog()) == 10
+        assert host.problems("pages") == (IncompleteListing("pages", "stopped after 10 pages"),)
+        assert str(host.problems("pages")[0]) == (
+            "the skill listing of server 'pages' is incomplete: stopped after 10 pages"
+        )
+    logged = " ".join(record.getMessage() for record in caplog.records)
+    assert "'pages'" in logged
+    assert "hostile-endless-pager" not in logged

@@ -14,30 +14,43 @@ that something was *not* fetched.
 
     python -m tests.support.hostile unlisted-read                      # stdio
     python -m tests.support.hostile honest --http 127.0.0.1:0          # prints "listening on URL" to stderr
+    python -m tests.support.hostile huge-read --flood-bytes 524288000  # a 500 MB answer to a 101-byte file
 
 Scenarios (see SCENARIOS): tampered, wrong-size, frontmatter-differs, file-added,
 unlisted-read, same-name, local-collision, dynamic, over-limit, mixed-invalid,
-cross-origin, terminal-escapes, file-and-folder, unsafe-names, honest.
+cross-origin, terminal-escapes, file-and-folder, unsafe-names, honest, and the floods: huge-read,
+endless-read (a resources/read answer far past the listed 101 bytes, or one that never ends),
+endless-dynamic (a dynamic skill, no size listed, whose SKILL.md never ends), huge-listing (a
+skills/list page padded past any sane size), endless-pager (a new cursor forever).
+A flood is written while it is sent, in 1 MiB pieces, when the server runs as a
+process (stdio or HTTP): the marker `FLOOD_MARK` in an answer stands for it.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import socket
 import sys
-from collections.abc import Callable, Mapping, Sequence
+import zlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from functools import partial
+from typing import Any, Final, cast
 from urllib.parse import quote
 
 import anyio
+import anyio.to_thread
+import uvicorn
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp_types import PaginatedRequestParams, ReadResourceRequestParams
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from skillwire.server.run import bind, serve_http, serve_stdio
+from skillwire.server.run import bind, http_app, serve_http, serve_stdio, url_for
 from skillwire.wire import (
     DIRECTORY_READ,
     EXTENSION_ID,
@@ -52,6 +65,13 @@ from skillwire.wire import (
 )
 
 TTL_MS: Final = 300_000
+# In an answer written by the command-line server, this text is replaced, as it is sent, by the flood.
+FLOOD_MARK: Final = "@@skillwire-hostile-flood@@"
+FLOOD_PIECE: Final = b"A" * (1024 * 1024)
+# An "endless" flood still stops by itself, after this many bytes.
+ENDLESS_FLOOD_BYTES: Final = 16 * 1024 * 1024 * 1024
+DEFAULT_FLOOD_BYTES: Final = 64 * 1024 * 1024
+
 CACHE_SCOPE: Final = "public"
 MIB: Final = 1024 * 1024
 
@@ -168,6 +188,21 @@ UNSAFE_FILES: Final[Mapping[str, bytes]] = {
 }
 
 
+# huge-read, endless-read: SKILL.md lists exactly 101 bytes; the answer is a flood.
+HUGE_MD = skill_md("huge", "A skill whose SKILL.md is listed at 101 bytes", "Read only this line.\n\n")
+assert len(HUGE_MD) == 101
+
+# endless-dynamic: a "dynamic" skill (no size listed) whose SKILL.md never ends.
+FLOOD_DESCRIPTION = "A dynamic skill whose SKILL.md never ends"
+
+# huge-listing: one valid skill on a page padded with a flood. endless-pager: one skill per page, forever.
+LISTED_MD = skill_md("listed", "The one skill of a padded page", "Nothing else.\n")
+
+
+def pager_md(page: int) -> bytes:
+    return skill_md(f"page-{page}", f"The skill on page {page}", "Turn the page.\n")
+
+
 # -- catalogs ---------------------------------------------------------------------------------------------------------
 
 
@@ -188,6 +223,9 @@ class Catalog:
     server_name: str | None = None  # serverInfo.name; default hostile-<scenario>
     server_version: str = "0"
     instructions: str | None = None
+    flood: int = 0
+    padded_listing: bool = False
+    endless_pager: bool = False
 
     def __post_init__(self) -> None:
         for entry in self.listed:
@@ -340,6 +378,30 @@ def _unsafe_names() -> Catalog:
     return Catalog([listed], {quote(uri, safe=":/"): data for uri, data in served("unsafe-names", files).items()})
 
 
+def _huge_read(flood: int) -> Callable[[], Catalog]:
+    def build() -> Catalog:
+        listed = entry("huge", {"SKILL.md": HUGE_MD})
+        return Catalog([listed], {listed["uri"]: FLOOD_MARK.encode()}, flood=flood)
+
+    return build
+
+
+def _endless_dynamic() -> Catalog:
+    uri = "skill://flood/SKILL.md"
+    listed = {"uri": uri, "frontmatter": {"name": "flood", "description": FLOOD_DESCRIPTION}, "resources": "dynamic"}
+    return Catalog([listed], {uri: FLOOD_MARK.encode()}, flood=ENDLESS_FLOOD_BYTES)
+
+
+def _huge_listing() -> Catalog:
+    files = {"SKILL.md": LISTED_MD}
+    return Catalog([entry("listed", files)], served("listed", files), flood=DEFAULT_FLOOD_BYTES, padded_listing=True)
+
+
+def _endless_pager() -> Catalog:
+    files = {"SKILL.md": pager_md(1)}
+    return Catalog([entry("page-1", files)], served("page-1", files), endless_pager=True)
+
+
 _BUILDERS: Final[Mapping[str, Callable[[], Catalog]]] = {
     "tampered": _tampered,
     "wrong-size": _wrong_size,
@@ -356,6 +418,11 @@ _BUILDERS: Final[Mapping[str, Callable[[], Catalog]]] = {
     "honest": _honest,
     "file-and-folder": _file_and_folder,
     "unsafe-names": _unsafe_names,
+    "huge-read": _huge_read(DEFAULT_FLOOD_BYTES),
+    "endless-read": _huge_read(ENDLESS_FLOOD_BYTES),
+    "endless-dynamic": _endless_dynamic,
+    "huge-listing": _huge_listing,
+    "endless-pager": _endless_pager,
 }
 SCENARIOS: Final[tuple[str, ...]] = tuple(_BUILDERS)
 
@@ -419,6 +486,12 @@ class _Responder:
         self.generated_reads: dict[str, int] = {}
 
     async def skills_list(self, ctx: ServerRequestContext[Any, Any], params: SkillsListParams) -> HandlerResult:
+        if self.catalog.endless_pager:
+            page = int(params.cursor.removeprefix("page-")) if isinstance(params.cursor, str) else 1
+            listed = entry(f"page-{page}", {"SKILL.md": pager_md(page)})
+            return _cacheable(ctx, {"skills": [listed], "nextCursor": f"page-{page + 1}"})
+        if self.catalog.padded_listing:
+            return _cacheable(ctx, {"skills": self.catalog.listed, "padding": FLOOD_MARK})
         return _cacheable(ctx, {"skills": self.catalog.listed})
 
     async def skills_get(self, ctx: ServerRequestContext[Any, Any], params: SkillsGetParams) -> HandlerResult:
@@ -502,10 +575,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--http", metavar="HOST:PORT", help="serve streamable HTTP at http://HOST:PORT/mcp (port 0: any)"
     )
+    parser.add_argument("--flood-bytes", type=int, metavar="N", help="the size of a flood scenario's flood")
+    parser.add_argument("--sse", action="store_true", help="over HTTP, answer every POST with an SSE stream")
+    parser.add_argument("--gzip", action="store_true", help="over HTTP, gzip the flood whatever the client asked")
     args = parser.parse_args(argv)
     hostile = build_hostile_server(args.scenario)
+    flood = hostile.catalog.flood if args.flood_bytes is None else args.flood_bytes
     if args.http is None:
-        anyio.run(serve_stdio, hostile.server)
+        if flood:
+            anyio.run(_serve_stdio_flooding, hostile.server, flood)
+        else:
+            anyio.run(serve_stdio, hostile.server)
         return
     host, _, port = str(args.http).rpartition(":")
     sock = bind(host.strip("[]"), int(port))
@@ -513,7 +593,115 @@ def main(argv: Sequence[str] | None = None) -> None:
     def ready(url: str) -> None:
         print(f"listening on {url}", file=sys.stderr, flush=True)
 
-    anyio.run(lambda: serve_http(hostile.server, sock, on_ready=ready))
+    if flood or args.sse or args.gzip:
+        serving = partial(_serve_http_flooding, sse=args.sse, gzip=args.gzip)
+        anyio.run(serving, hostile.server, sock, flood, ready)
+    else:
+        anyio.run(lambda: serve_http(hostile.server, sock, on_ready=ready))
+
+
+# -- floods: written while they are sent, never held whole ----------------------------------------------------------
+
+
+def flood_pieces(total: int) -> Iterator[bytes]:
+    """`total` bytes of "A", in pieces of at most 1 MiB."""
+    full, rest = divmod(total, len(FLOOD_PIECE))
+    for _ in range(full):
+        yield FLOOD_PIECE
+    if rest:
+        yield FLOOD_PIECE[:rest]
+
+
+class _FloodingStdout:
+    """stdout for the SDK's stdio server: every line as written, with FLOOD_MARK swapped for the flood."""
+
+    def __init__(self, flood: int) -> None:
+        self._out = sys.stdout.buffer
+        self._flood = flood
+
+    async def write(self, text: str) -> None:
+        await anyio.to_thread.run_sync(self._write, text.encode("utf-8"))
+
+    def _write(self, data: bytes) -> None:
+        head, mark, tail = data.partition(FLOOD_MARK.encode())
+        self._out.write(head)
+        if mark:
+            for piece in flood_pieces(self._flood):
+                self._out.write(piece)
+            self._out.write(tail)
+        self._out.flush()
+
+    async def flush(self) -> None:
+        return None
+
+
+async def _serve_stdio_flooding(server: Server[Any], flood: int) -> None:
+    async with stdio_server(stdout=cast(Any, _FloodingStdout(flood))) as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def _flooding_app(app: ASGIApp, flood: int, *, gzip: bool = False) -> ASGIApp:
+    """An ASGI app that sends `app`'s responses, a body holding FLOOD_MARK streamed with the flood in its place.
+
+    `gzip`: that body is gzipped (a bomb: a flood of "A" packs about 1000 to 1), whatever the client asked for.
+    """
+
+    async def flooding(scope: Scope, receive: Receive, send: Send) -> None:
+        held: list[Message] = []
+
+        async def intercept(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                held.append(message)
+                return
+            if message["type"] == "http.response.body" and held:
+                start = held.pop()
+                body = bytes(message.get("body", b""))
+                head, mark, tail = body.partition(FLOOD_MARK.encode())
+                if not mark:
+                    await send(start)
+                    await send(message)
+                    return
+                headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+                packer = zlib.compressobj(9, zlib.DEFLATED, 31) if gzip else None
+                if packer is not None:
+                    headers.append((b"content-encoding", b"gzip"))
+                await send({**start, "headers": headers})
+                gone = anyio.Event()
+
+                async def watch() -> None:
+                    while (await receive())["type"] != "http.disconnect":
+                        pass
+                    gone.set()
+
+                async with anyio.create_task_group() as group:
+                    group.start_soon(watch)
+                    for piece in (head, *flood_pieces(flood), tail):
+                        if gone.is_set():
+                            break  # the client hung up: stop, as a real server's write would fail
+                        body = piece if packer is None else packer.compress(piece)
+                        await send({"type": "http.response.body", "body": body, "more_body": True})
+                        await anyio.sleep(0)
+                    else:
+                        last = b"" if packer is None else packer.flush()
+                        await send({"type": "http.response.body", "body": last})
+                    group.cancel_scope.cancel()
+                return
+            await send(message)
+
+        await app(scope, receive, intercept if scope["type"] == "http" else send)
+
+    return flooding
+
+
+async def _serve_http_flooding(
+    server: Server[Any], sock: socket.socket, flood: int, ready: Callable[[str], None], *, sse: bool, gzip: bool
+) -> None:
+    host = sock.getsockname()[0]
+    inner = server.streamable_http_app(streamable_http_path="/mcp", json_response=False, host=host) if sse else None
+    app = _flooding_app(inner or http_app(server, host=host), flood, gzip=gzip)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
+    ready(url_for(sock))  # the socket already listens: connections wait in its backlog until uvicorn starts
+    await uvicorn.Server(config).serve(sockets=[sock])
 
 
 if __name__ == "__main__":

@@ -9,9 +9,10 @@ from pathlib import Path
 import anyio
 
 from skillwire.cache.store import SkillCache
+from skillwire.cli.inspect import limits_from
 from skillwire.cli.output import err, say
 from skillwire.cli.prompt import TerminalPrompt
-from skillwire.client.host import Host
+from skillwire.client.host import Host, IncompleteListing
 from skillwire.display import terminal_safe
 from skillwire.errors import SkillwireError
 from skillwire.host.approvals import (
@@ -61,7 +62,7 @@ async def _run(
     cache: SkillCache | None,
 ) -> int:
     status = 0
-    async with Host(prompt=prompt, approvals=store, cache=cache) as host:
+    async with Host(prompt=prompt, approvals=store, cache=cache, limits=limits_from(args)) as host:
         for label, target in servers:
             try:
                 await host.add_server(label, target)
@@ -70,7 +71,10 @@ async def _run(
                 status = 1
                 continue
             for problem in host.problems(label):
-                err(f"skillwire: {label}: dropped an invalid entry: {problem}")
+                if isinstance(problem, IncompleteListing):
+                    err(f"skillwire: {problem}")
+                else:
+                    err(f"skillwire: {label}: dropped an invalid entry: {problem}")
         if status and all(origin == LOCAL_ORIGIN for origin in host.registry.origins):
             return status  # no server could be connected: nothing to list
         items = host.catalog()

@@ -20,14 +20,15 @@ from typing import Any, TypeVar
 import anyio
 from mcp.shared.exceptions import MCPError
 
-from skillwire.cli.output import say, say_json
+from skillwire.cli.output import err, say, say_json
 from skillwire.client.session import SkillsClient
 from skillwire.display import clip, terminal_safe
 from skillwire.errors import SkillwireError, VerificationError
 from skillwire.host.entry import SkillEntry
+from skillwire.host.limits import DEFAULT_LIMITS, ClientLimits
 from skillwire.host.verify import verify_bytes, verify_frontmatter
 
-__all__ = ["Failure", "call_server", "run_inspect", "server_target", "verify_entry"]
+__all__ = ["Failure", "call_server", "limits_from", "run_inspect", "server_target", "verify_entry"]
 
 T = TypeVar("T")
 
@@ -87,13 +88,17 @@ class _Report:
     skills: list[dict[str, Any]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     complete: bool = True
+    cutoff: str | None = None
     checked: int = 0
     failures: list[Failure] = field(default_factory=list)
 
 
 def run_inspect(args: argparse.Namespace) -> int:
     target = server_target(args.server)
-    report = call_server(args.server, _inspect, target, args.verify)
+    limits = limits_from(args)
+    report = call_server(args.server, _inspect, target, args.verify, limits)
+    if report.cutoff is not None:
+        err(f"skillwire: the skill listing of {args.server} is incomplete: {report.cutoff}")
     if args.json:
         say_json(_as_json(report, verify=args.verify))
     else:
@@ -103,9 +108,15 @@ def run_inspect(args: argparse.Namespace) -> int:
     return 1 if report.failures or report.problems else 0
 
 
-async def _inspect(target: str | list[str], verify: bool) -> _Report:
+def limits_from(args: argparse.Namespace) -> ClientLimits:
+    """The `ClientLimits` a command's options ask for (`--max-pages`), the defaults otherwise."""
+    max_pages = getattr(args, "max_pages", None)
+    return DEFAULT_LIMITS if max_pages is None else ClientLimits(max_listing_pages=max_pages)
+
+
+async def _inspect(target: str | list[str], verify: bool, limits: ClientLimits) -> _Report:
     report = _Report()
-    async with SkillsClient.connect(target) as client:
+    async with SkillsClient.connect(target, limits=limits) as client:
         report.server = {
             "name": client.server_name,
             "version": client.server_version,
@@ -118,6 +129,7 @@ async def _inspect(target: str | list[str], verify: bool) -> _Report:
         listing = await client.list_entries()
         report.problems = [str(p) for p in listing.problems]
         report.complete = listing.complete
+        report.cutoff = listing.cutoff
         if not listing.complete:
             report.problems.append(f"listing incomplete: {listing.cutoff}")
         for entry in listing.entries:
@@ -133,6 +145,8 @@ async def verify_entry(client: SkillsClient, entry: SkillEntry) -> tuple[list[Fa
     """Read every file of `entry` and check it; return the failures and the bytes that passed, by URI.
 
     A dynamic entry has no manifest: only its SKILL.md is read, and checked against its frontmatter.
+    Each answer may take only what its listed size allows (`SkillsClient.read`); past that it is cut
+    off and counts as a failure.
     """
     failures: list[Failure] = []
     verified: dict[str, bytes] = {}
@@ -141,12 +155,15 @@ async def verify_entry(client: SkillsClient, entry: SkillEntry) -> tuple[list[Fa
         failures.append(Failure(entry.uri, f"over the limits: {problem}"))
     resources = [entry.uri] if isinstance(entry.resources, str) else [r.uri for r in entry.resources]
     for uri in resources:
+        resource = entry.resource(uri)
         try:
-            data = await client.read(uri)
+            data = await client.read(uri, size=None if resource is None else resource.size)
+        except VerificationError as err:
+            failures.append(Failure(uri, str(err).removeprefix(f"{uri}: ")))
+            continue
         except (SkillwireError, MCPError) as err:
             failures.append(Failure(uri, f"cannot be read: {err}"))
             continue
-        resource = entry.resource(uri)
         try:
             if resource is not None:
                 verify_bytes(resource, data)

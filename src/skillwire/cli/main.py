@@ -147,6 +147,7 @@ def _parser() -> argparse.ArgumentParser:
     host.add_argument("--yes", action="store_true", help="approve loading without asking (grants nothing)")
     host.add_argument("--approvals", metavar="FILE", help="persist approvals in this JSON file")
     host.add_argument("--cache", metavar="DIR", help="cache verified skill files here (default: no disk cache)")
+    _max_pages_option(host)
     host.set_defaults(func=_host)
 
     validate = sub.add_parser(
@@ -172,6 +173,7 @@ def _parser() -> argparse.ArgumentParser:
     inspect.add_argument("server", metavar="SERVER", help="an http(s) URL, or a command line (quote it)")
     inspect.add_argument("--json", action="store_true", help="print JSON")
     inspect.add_argument("--verify", action="store_true", help="read every file and check it against the manifest")
+    _max_pages_option(inspect)
     inspect.set_defaults(func=_inspect)
 
     pull = sub.add_parser(
@@ -197,6 +199,25 @@ def _validate(args: argparse.Namespace) -> int:
     from skillwire.cli.validate import run_validate
 
     return run_validate(args)
+
+
+def _max_pages_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-pages",
+        type=_positive_int,
+        metavar="N",
+        help="follow at most N pages of a server's skills/list (default 10000); past that the listing is incomplete",
+    )
+
+
+def _positive_int(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
+    return number
 
 
 def _inspect(args: argparse.Namespace) -> int:

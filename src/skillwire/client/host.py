@@ -33,7 +33,7 @@ from mcp.shared.exceptions import MCPError
 
 from skillwire.cache.store import SkillCache
 from skillwire.client.session import SkillsClient, Target
-from skillwire.errors import SkillwireError, UnlistedResource, VerificationError
+from skillwire.errors import ResponseTooLarge, SkillwireError, UnlistedResource, VerificationError
 from skillwire.host.approvals import (
     Approval,
     ApprovalPrompt,
@@ -51,6 +51,7 @@ from skillwire.host.approvals import (
     requested_grants,
 )
 from skillwire.host.entry import EntryResource, InvalidEntry, SkillEntry
+from skillwire.host.limits import DEFAULT_LIMITS, ClientLimits
 from skillwire.host.policy import display_text, effective_frontmatter, origin_tag, tag_for_model
 from skillwire.host.registry import LocalSkill, RegisteredSkill, Registry, SkillKey, UnknownSkill, check_label
 from skillwire.host.verify import verify_bytes, verify_frontmatter
@@ -117,6 +118,24 @@ class LoadedSkill:
     grants: frozenset[str]
 
 
+@dataclass(frozen=True, slots=True)
+class IncompleteListing:
+    """A server's skills/list walk was cut off: the catalog holds only what came before.
+
+    `label` is the host's name for the server (never its self-reported name); `reason` says
+    what stopped the walk (a limit of `ClientLimits`, or a cursor the host cannot follow).
+    """
+
+    label: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"the skill listing of server {self.label!r} is incomplete: {self.reason}"
+
+
+ServerProblem = InvalidEntry | IncompleteListing
+
+
 @dataclass(slots=True)
 class _Server:
     label: str
@@ -124,7 +143,7 @@ class _Server:
     close: anyio.Event = field(default_factory=anyio.Event)
     closed: anyio.Event = field(default_factory=anyio.Event)
     problems: tuple[InvalidEntry, ...] = ()
-    complete: bool = True
+    incomplete: IncompleteListing | None = None
     dynamic_bytes: dict[str, int] = field(default_factory=dict)
 
 
@@ -132,7 +151,8 @@ class Host:
     """Skills from many servers (and the host's own folders), under the spec's host rules.
 
     Use it as `async with Host(...) as host:`. Each server connection runs in its own task
-    of the host's task group, so servers can be added and removed in any order.
+    of the host's task group, so servers can be added and removed in any order. `limits`
+    caps what each server may send (listing pages, entries and bytes; bytes per answer).
     """
 
     def __init__(
@@ -143,7 +163,9 @@ class Host:
         cache: SkillCache | None = None,
         local_skills: Sequence[LocalSkill] = (),
         allow_dynamic: bool = False,
+        limits: ClientLimits = DEFAULT_LIMITS,
     ) -> None:
+        self.limits = limits
         self.prompt: ApprovalPrompt = prompt or DenyAll()
         self.approvals: ApprovalStore = approvals or MemoryApprovalStore()
         self.cache = cache
@@ -220,7 +242,7 @@ class Host:
         """
         server: _Server | None = None
         try:
-            async with SkillsClient.connect(target) as client:
+            async with SkillsClient.connect(target, limits=self.limits) as client:
                 server = _Server(label, client)
                 task_status.started(server)
                 await server.close.wait()
@@ -258,16 +280,20 @@ class Host:
         server = self._server(label)
         listing = await server.client.list_entries()
         server.problems = listing.problems
-        server.complete = listing.complete
+        server.incomplete = None if listing.cutoff is None else IncompleteListing(label, listing.cutoff)
         for problem in listing.problems:
             logger.warning("%s: dropped an invalid entry: %s", label, problem)
+        if server.incomplete is not None:
+            logger.info("%s", server.incomplete)  # a warning to act on is the caller's: it is in `problems()`
         self.registry.set_origin(label, listing.entries)
         for entry in listing.entries:
             self._observe(SkillKey(label, entry.uri), entry)
 
-    def problems(self, label: str) -> tuple[InvalidEntry, ...]:
-        """The entries a server listed that were invalid and dropped, with reasons."""
-        return self._server(label).problems
+    def problems(self, label: str) -> tuple[ServerProblem, ...]:
+        """What is wrong with a server's last listing: entries dropped as invalid (with reasons), then
+        `IncompleteListing` if the walk was cut off (its catalog is then partial)."""
+        server = self._server(label)
+        return server.problems if server.incomplete is None else (*server.problems, server.incomplete)
 
     # -- catalog ---------------------------------------------------------------------------------------------------
 
@@ -323,8 +349,7 @@ class Host:
         server = self._server(skill.origin)
         if entry.is_dynamic:
             server.dynamic_bytes[entry.uri] = 0  # a new load: the limit counts what this load retrieves
-            data = await self._read(server, entry.uri)
-            self._count_dynamic(server, entry, len(data))
+            data = await self._read_dynamic(server, entry, entry.uri)
         else:
             record = entry.skill_md
             assert record is not None
@@ -389,10 +414,7 @@ class Host:
         window = self.window(ref)
         server = self._server(window.key.origin)
         if window.entry.is_dynamic:
-            uri = window.resolve_uri(path)
-            data = await self._read(server, uri)
-            self._count_dynamic(server, window.entry, len(data))
-            return data
+            return await self._read_dynamic(server, window.entry, window.resolve_uri(path))
         try:
             record = window.resolve(path)
         except OutsideSkill:
@@ -502,10 +524,11 @@ class Host:
         self._revoked.pop(skill.key, None)
         return approval
 
-    async def _read(self, server: _Server, uri: str) -> bytes:
-        """resources/read, with a server error turned into ReadFailed (a refusal, not a crash)."""
+    async def _read(self, server: _Server, uri: str, size: int | None = None) -> bytes:
+        """resources/read (its answer bounded by `size`, see `SkillsClient.read`), with a server error
+        turned into ReadFailed (a refusal, not a crash)."""
         try:
-            return await server.client.read(uri)
+            return await server.client.read(uri, size=size)
         except MCPError as err:
             raise ReadFailed(f"server {server.label!r} could not serve {uri[:200]}: {err.message}", uri=uri) from err
 
@@ -516,9 +539,10 @@ class Host:
             if cached is not None:
                 return cached
         try:
-            data = await self._read(self._server(key.origin), record.uri)
-        except ReadFailed as err:
+            data = await self._read(self._server(key.origin), record.uri, record.size)
+        except (ReadFailed, VerificationError) as err:
             # Reading Directories: a listed file the server no longer serves; "the same refresh applies".
+            # An answer cut off past the listed size (ResponseTooLarge) is a verification failure too.
             await self._after_failure(key, entry, err)
             raise
         try:
@@ -556,11 +580,24 @@ class Host:
                 self._suspended[key] = change
             raise SkillChanged(key, change) from err
 
-    def _count_dynamic(self, server: _Server, entry: SkillEntry, size: int) -> None:
-        total = server.dynamic_bytes.get(entry.uri, 0) + size
+    async def _read_dynamic(self, server: _Server, entry: SkillEntry, uri: str) -> bytes:
+        """A read for a dynamic skill: no size is listed, so the spec's 16 MiB per-skill total bounds it
+        (or `limits.max_read_bytes`, if lower). Each answer may take only what is left of the total, and is
+        cut off on the wire past that.
+        """
+        budget = min(MAX_TOTAL_BYTES, self.limits.max_read_bytes)
+        used = server.dynamic_bytes.get(entry.uri, 0)
+        try:
+            data = await self._read(server, uri, budget - used)
+        except ResponseTooLarge:
+            data = None
+        total = used + (budget + 1 if data is None else len(data))
         server.dynamic_bytes[entry.uri] = total
-        if total > MAX_TOTAL_BYTES:
-            raise SkillDeclined(f"{entry.uri}: dynamic content passed the 16 MiB per-skill limit; stopped loading")
+        if data is None or total > budget:
+            raise SkillDeclined(
+                f"{entry.uri}: dynamic content passed the per-skill limit of {budget:,} bytes; stopped loading"
+            )
+        return data
 
 
 def _describe(err: BaseException) -> str:

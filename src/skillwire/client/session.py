@@ -28,14 +28,17 @@ from typing import Any, Literal, TextIO, TypeVar
 
 from mcp import Client
 from mcp.client.extension import advertise
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import StdioServerParameters
 from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPError
 from mcp_types import BlobResourceContents, PaginatedRequestParams, Request, Result, TextResourceContents
 from pydantic import ConfigDict, ValidationError
 
-from skillwire.errors import SkillwireError
+from skillwire.client.bounded import ResponseMeter, bounded_http_client, bounded_stdio_client
+from skillwire.errors import ResponseTooLarge, SkillwireError
 from skillwire.host.entry import InvalidEntry, SkillEntry, parse_entry
+from skillwire.host.limits import DEFAULT_LIMITS, ClientLimits
 from skillwire.wire import DIRECTORY_READ, EXTENSION_ID, RESOURCES_READ, SKILLS_GET, SKILLS_LIST, SkillsGetParams
 
 logger = logging.getLogger(__name__)
@@ -100,9 +103,10 @@ class UnexpectedResponse(SkillwireError):
 class Listing:
     """Every usable entry of a skills/list walk, the entries dropped (with reasons), and whether paging finished.
 
-    `complete` is False when paging was cut off (a repeated cursor, a bad cursor, or
-    `max_pages`); `cutoff` then says why. Even a complete listing is not proof that a
-    server has no other skills (Listing Skills): skills/get answers for unlisted ones.
+    `complete` is False when paging was cut off (a repeated cursor, a bad cursor, or one of
+    the `ClientLimits`: pages, entries, bytes); `cutoff` then says why. Even a complete
+    listing is not proof that a server has no other skills (Listing Skills): skills/get
+    answers for unlisted ones.
     """
 
     entries: tuple[SkillEntry, ...]
@@ -186,8 +190,9 @@ class SkillsClient:
     not the server's self-reported serverInfo.name").
     """
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Client, *, meter: ResponseMeter | None = None) -> None:
         self._client = client
+        self._meter = meter if meter is not None else ResponseMeter(DEFAULT_LIMITS)
         settings = (client.server_capabilities.extensions or {}).get(EXTENSION_ID)
         self.declared: bool = isinstance(settings, dict)
         self.directory_read: bool = isinstance(settings, dict) and settings.get("directoryRead") is True
@@ -207,6 +212,7 @@ class SkillsClient:
         env: dict[str, str] | None = None,
         cwd: str | None = None,
         errlog: TextIO | None = None,
+        limits: ClientLimits = DEFAULT_LIMITS,
     ) -> AsyncIterator[SkillsClient]:
         """Connect to `target` and yield a client; the connection closes when the block ends.
 
@@ -216,18 +222,21 @@ class SkillsClient:
         `Server` / `MCPServer`. `mode` is the SDK's: "auto" (2026-07-28 `server/discover`,
         falling back to `initialize`), "legacy" (`initialize` only), or a modern version.
         The SDK's response cache is off: a host must see what the server serves now.
+        Over HTTP and stdio every answer is bounded by `limits` while it arrives (an
+        in-process server has no wire to bound).
         """
+        meter = ResponseMeter(limits)
         server: Any
-        if isinstance(target, Server | MCPServer) or (
-            isinstance(target, str) and target.startswith(("http://", "https://"))
-        ):
+        if isinstance(target, Server | MCPServer):
             server = target
+        elif isinstance(target, str) and target.startswith(("http://", "https://")):
+            server = bounded_http_client(target, meter)
         else:
             argv = shlex.split(target) if isinstance(target, str) else list(target)
             if not argv:
                 raise ValueError("an empty command line cannot start a stdio server")
             params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=cwd)
-            server = stdio_client(params, errlog=errlog if errlog is not None else sys.stderr)
+            server = bounded_stdio_client(params, errlog if errlog is not None else sys.stderr, meter)
         client = Client(
             server,
             mode=mode,
@@ -236,7 +245,12 @@ class SkillsClient:
             extensions=[advertise(EXTENSION_ID)],
         )
         async with client:
-            yield cls(client)
+            yield cls(client, meter=meter)
+
+    @property
+    def limits(self) -> ClientLimits:
+        """The caps this client holds the server to."""
+        return self._meter.limits
 
     @property
     def protocol_version(self) -> str:
@@ -250,25 +264,44 @@ class SkillsClient:
 
     # -- skills/list, skills/get ---------------------------------------------------------------------------------------
 
-    async def list_entries(self, *, max_pages: int = 1000) -> Listing:
+    async def list_entries(self, *, max_pages: int | None = None) -> Listing:
         """Every skills/list entry, following nextCursor; invalid entries land in `problems`, not in `entries`.
 
-        Paging stops early (`complete=False`) on a repeated or non-string cursor or after
-        `max_pages` pages. An entry whose uri was already listed is dropped as a problem
-        (the first one is kept): one uri is one skill within a server.
+        Paging stops early (`complete=False`) on a repeated or non-string cursor, or past a
+        limit (`max_pages`, default `limits.max_listing_pages`; `max_listing_entries`;
+        `max_listing_bytes`, and `max_response_bytes` for one page, cut off as it arrives).
+        An entry whose uri was already listed is dropped as a problem (the first one is kept):
+        one uri is one skill within a server.
         """
         self._require_extension()
+        limits = self.limits
+        page_limit = limits.max_listing_pages if max_pages is None else max_pages
         entries: list[SkillEntry] = []
         problems: list[InvalidEntry] = []
         listed: set[str] = set()
         seen_cursors: set[str] = set()
         cursor: str | None = None
-        for _ in range(max_pages):
+        counted = 0
+        received = 0
+        for page_number in range(1, page_limit + 1):
             params = None if cursor is None else PaginatedRequestParams(cursor=cursor)
-            page = await self._send(_SkillsListRequest(params=params), _SkillsListResult)
+            bound = min(limits.max_response_bytes, limits.max_listing_bytes - received)
+            try:
+                page, took = await self._send_measured(
+                    _SkillsListRequest(params=params), _SkillsListResult, None, bound
+                )
+            except ResponseTooLarge:
+                if bound < limits.max_response_bytes:
+                    cut = f"the listing passed {limits.max_listing_bytes:,} bytes in {page_number} pages"
+                else:
+                    cut = f"page {page_number} passed {bound:,} bytes"
+                return Listing(tuple(entries), tuple(problems), complete=False, cutoff=cut)
+            received += took
             if not isinstance(page.skills, list):
                 raise UnexpectedResponse(SKILLS_LIST, "the result has no `skills` array")
-            for raw in page.skills:
+            raws: list[Any] = page.skills
+            over = counted + len(raws) > limits.max_listing_entries
+            for raw in raws[: max(0, limits.max_listing_entries - counted)]:
                 try:
                     entry = parse_entry(raw)
                 except InvalidEntry as problem:
@@ -279,22 +312,20 @@ class SkillsClient:
                     continue
                 listed.add(entry.uri)
                 entries.append(entry)
+            counted += len(raws)
+            if over:
+                cut = f"the listing passed {limits.max_listing_entries:,} entries"
+                return Listing(tuple(entries), tuple(problems), complete=False, cutoff=cut)
             next_cursor = page.next_cursor
             if next_cursor is None:
                 return Listing(tuple(entries), tuple(problems), complete=True)
-            if not isinstance(next_cursor, str):
-                return self._cut(entries, problems, f"nextCursor is a {type(next_cursor).__name__}, not a string")
-            if next_cursor == "":
-                return self._cut(entries, problems, "nextCursor is an empty string")
-            if next_cursor in seen_cursors:
-                return self._cut(entries, problems, f"the server repeated the cursor {next_cursor[:80]!r}")
+            why = _cursor_problem(next_cursor, seen_cursors)
+            if why is not None:
+                return Listing(tuple(entries), tuple(problems), complete=False, cutoff=why)
+            assert isinstance(next_cursor, str)
             seen_cursors.add(next_cursor)
             cursor = next_cursor
-        return self._cut(entries, problems, f"stopped after {max_pages} pages")
-
-    def _cut(self, entries: list[SkillEntry], problems: list[InvalidEntry], why: str) -> Listing:
-        logger.warning("skills/list from %s is incomplete: %s", self.server_name or "the server", why)
-        return Listing(tuple(entries), tuple(problems), complete=False, cutoff=why)
+        return Listing(tuple(entries), tuple(problems), complete=False, cutoff=f"stopped after {page_limit} pages")
 
     async def get_entry(self, uri: str) -> SkillEntry:
         """The current entry for the skill whose SKILL.md is `uri` (skills/get).
@@ -303,7 +334,8 @@ class SkillsClient:
         entry of another skill; an MCPError (-32602 for an unknown skill) passes through.
         """
         self._require_extension()
-        result = await self._send(_SkillsGetRequest(params=SkillsGetParams(uri=uri)), _SkillsGetResult)
+        request = _SkillsGetRequest(params=SkillsGetParams(uri=uri))
+        result, _ = await self._send_measured(request, _SkillsGetResult, uri, self.limits.max_response_bytes)
         if result.skill is None:
             raise UnexpectedResponse(SKILLS_GET, "the result has no `skill` object", uri=uri)
         entry = parse_entry(result.skill)
@@ -313,33 +345,30 @@ class SkillsClient:
 
     # -- resources/read, resources/directory/read ----------------------------------------------------------------------
 
-    async def read(self, uri: str) -> bytes:
+    async def read(self, uri: str, *, size: int | None = None) -> bytes:
         """The raw bytes of the resource at `uri` (resources/read): text is UTF-8 encoded, a blob base64-decoded.
 
+        `size` is the size the held entry lists: the answer may take at most
+        `limits.read_bound(size)` bytes on the wire and is cut off as soon as it passes that
+        (ResponseTooLarge). With no size listed, the content may be at most `limits.max_read_bytes`.
         The result must hold exactly one content item whose uri is `uri`. The bytes are
         not verified here: check them against the held entry (`verify_bytes`).
         """
         self.reads.append(uri)
-        try:
-            result = await self._client.read_resource(uri)
-        except ValidationError as err:
-            raise UnexpectedResponse(RESOURCES_READ, f"malformed result ({_first_error(err)})", uri=uri) from None
-        contents = result.contents
-        if len(contents) != 1:
-            raise UnexpectedResponse(RESOURCES_READ, f"expected one content item, got {len(contents)}", uri=uri)
-        item = contents[0]
-        if item.uri != uri:
-            raise UnexpectedResponse(RESOURCES_READ, f"the content item is for {item.uri[:200]!r}", uri=uri)
-        if isinstance(item, TextResourceContents):
+        limit = self.limits.read_bound(size)
+        with self._meter.expect(RESOURCES_READ, uri, limit=limit) as expectation:
             try:
-                return item.text.encode("utf-8")
-            except UnicodeEncodeError:
-                raise UnexpectedResponse(RESOURCES_READ, "text holds a lone surrogate (not UTF-8)", uri=uri) from None
-        assert isinstance(item, BlobResourceContents)
-        try:
-            return base64.b64decode(item.blob, validate=True)
-        except (binascii.Error, ValueError):
-            raise UnexpectedResponse(RESOURCES_READ, "blob is not valid base64", uri=uri) from None
+                result = await self._client.read_resource(uri)
+            except ValidationError as err:
+                raise UnexpectedResponse(RESOURCES_READ, f"malformed result ({_first_error(err)})", uri=uri) from None
+            except MCPError:
+                if expectation.passed is not None:
+                    raise ResponseTooLarge(uri, method=RESOURCES_READ, limit=limit, expected=size) from None
+                raise
+        data = _content_bytes(uri, result.contents)
+        if size is None and len(data) > self.limits.max_read_bytes:
+            raise ResponseTooLarge(uri, method=RESOURCES_READ, limit=self.limits.max_read_bytes)
+        return data
 
     async def read_directory(self, uri: str, *, max_pages: int = 100) -> tuple[DirectoryListingItem, ...]:
         """The direct children of the directory resource `uri`, following cursors.
@@ -357,7 +386,7 @@ class SkillsClient:
         cursor: str | None = None
         for _ in range(max_pages):
             request = _DirectoryReadRequest(params=_DirectoryReadParams(uri=uri, cursor=cursor))
-            page = await self._send(request, _DirectoryReadResult)
+            page, _ = await self._send_measured(request, _DirectoryReadResult, uri, self.limits.max_response_bytes)
             if not isinstance(page.resources, list):
                 raise UnexpectedResponse(DIRECTORY_READ, "the result has no `resources` array", uri=uri)
             for raw in page.resources:
@@ -381,12 +410,43 @@ class SkillsClient:
         if not self.declared:
             raise ExtensionNotDeclared(self.server_name)
 
-    async def _send(self, request: Request[Any, Any], result_type: type[_R]) -> _R:
-        """Send one extension request; a result the SDK cannot parse becomes UnexpectedResponse."""
+    async def _send_measured(
+        self, request: Request[Any, Any], result_type: type[_R], name: str | None, limit: int
+    ) -> tuple[_R, int]:
+        """Send one extension request whose answer may take `limit` bytes; the result and the bytes it took.
+
+        A result the SDK cannot parse becomes UnexpectedResponse; an answer cut off at its
+        bound becomes ResponseTooLarge (named by `name`, else by the method).
+        """
+        with self._meter.expect(request.method, name, limit=limit) as expectation:
+            try:
+                result = await self._client.session.send_request(request, result_type)
+            except ValidationError as err:
+                raise UnexpectedResponse(request.method, f"malformed result ({_first_error(err)})", uri=name) from None
+            except MCPError:
+                if expectation.passed is not None:
+                    raise ResponseTooLarge(name or request.method, method=request.method, limit=limit) from None
+                raise
+            return result, expectation.received
+
+
+def _content_bytes(uri: str, contents: Sequence[TextResourceContents | BlobResourceContents]) -> bytes:
+    """The bytes of the one content item a resources/read result must hold (for `uri`, and nothing else)."""
+    if len(contents) != 1:
+        raise UnexpectedResponse(RESOURCES_READ, f"expected one content item, got {len(contents)}", uri=uri)
+    item = contents[0]
+    if item.uri != uri:
+        raise UnexpectedResponse(RESOURCES_READ, f"the content item is for {item.uri[:200]!r}", uri=uri)
+    if isinstance(item, TextResourceContents):
         try:
-            return await self._client.session.send_request(request, result_type)
-        except ValidationError as err:
-            raise UnexpectedResponse(request.method, f"malformed result ({_first_error(err)})") from None
+            return item.text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise UnexpectedResponse(RESOURCES_READ, "text holds a lone surrogate (not UTF-8)", uri=uri) from None
+    assert isinstance(item, BlobResourceContents)
+    try:
+        return base64.b64decode(item.blob, validate=True)
+    except (binascii.Error, ValueError):
+        raise UnexpectedResponse(RESOURCES_READ, "blob is not valid base64", uri=uri) from None
 
 
 def _directory_item(directory: str, raw: object) -> DirectoryListingItem | None:
@@ -408,6 +468,23 @@ def _directory_item(directory: str, raw: object) -> DirectoryListingItem | None:
         size=size if isinstance(size, int) and not isinstance(size, bool) and size >= 0 else None,
         description=description if isinstance(description, str) else None,
     )
+
+
+def _cursor_problem(cursor: object, seen: set[str]) -> str | None:
+    """Why a nextCursor cannot be followed (not a string, empty, or repeated), or None if it can."""
+    if not isinstance(cursor, str):
+        return f"nextCursor is a {type(cursor).__name__}, not a string"
+    if cursor == "":
+        return "nextCursor is an empty string"
+    if cursor in seen:
+        return f"the server repeated the cursor {_shorten(cursor, 80)}"
+    return None
+
+
+def _shorten(text: str, limit: int) -> str:
+    """A server's string, quoted for a message: escaped, and cut to `limit` characters."""
+    clean = text.encode("unicode_escape").decode("ascii")
+    return repr(clean if len(clean) <= limit else clean[:limit] + "...")
 
 
 def _first_error(err: ValidationError) -> str:
