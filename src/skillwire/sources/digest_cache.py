@@ -24,6 +24,7 @@ temporary file renamed over it, readable by its owner only) after each full scan
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import logging
 import os
@@ -39,6 +40,7 @@ FileKey = tuple[int, int, int, int, int]  # (st_dev, st_ino, st_size, st_mtime_n
 
 _FORMAT = "skillwire-digest-cache"
 _VERSION = 3
+MAX_CACHE_BYTES = 1 << 30  # far above a 100,000-skill catalog's cache (about 100 MB); a larger file is not read
 RACY_NS = 2_000_000_000  # files changed less than this long before a scan are not trusted by their key
 
 
@@ -74,7 +76,9 @@ class DigestCache:
         """The cache stored at `path`; empty (with a warning) if it is unreadable or corrupt, or silently if missing."""
         try:
             # A FIFO or a device named as the cache must not hang the start, nor /dev/zero fill memory.
-            raw = read_regular(os.fspath(path), follow_links=True)
+            raw = read_regular(os.fspath(path), limit=MAX_CACHE_BYTES, follow_links=True)
+            if len(raw) > MAX_CACHE_BYTES:
+                raise UnsafeFile(errno.EFBIG, f"larger than {MAX_CACHE_BYTES >> 20} MiB")
         except FileNotFoundError:
             return cls(path)
         except OSError as exc:

@@ -49,7 +49,7 @@ from skillwire.names import description_problem, is_reg_name, name_problem
 from skillwire.sources.digest_cache import RACY_NS, DigestCache, file_key
 from skillwire.sources.digest_cache import ignored as cache_ignored
 from skillwire.sources.ignore import IGNORE_FILE, IgnoreRules, builtin_ignored
-from skillwire.sources.safe_open import UnsafeFile, open_regular, read_at_most, read_regular
+from skillwire.sources.safe_open import UnsafeFile, open_regular, read_regular
 from skillwire.uri import SKILL_FILE, directory_uri, join_segments
 
 # A relative path whose segments need no percent-encoding (the common case).
@@ -78,6 +78,9 @@ class _FileRecord:
     mime: str = DEFAULT_MIME_TYPE
     # A SKILL.md's parsed frontmatter and its first line, or why it did not parse.
     frontmatter: tuple[dict[str, Any], int] | SkillError | None = None
+    # hash((st_dev, st_ino)) the walk saw, until hashed: a file opened by path that is this one is where the walk
+    # found it (inside the root), so its path need not be resolved again.
+    ident: int | None = None
 
 
 @dataclass(slots=True)
@@ -394,6 +397,7 @@ class FolderSource:
             trusted_before_ns=prior.trusted_before_ns if prior is not None else 0,
             progress=self.progress,
             distrust=self._distrust,
+            recheck_skill_md=prior is not None and prior.from_cache,
         )
         return state
 
@@ -478,6 +482,7 @@ class _Prior:
     records: dict[str, _FileRecord]
     results: dict[str, _Built | Refusal]
     trusted_before_ns: int
+    from_cache: bool = False  # a digest cache's word, not this process's own scan: SKILL.md is read again
 
     @classmethod
     def of(cls, state: _RootState) -> _Prior:
@@ -641,7 +646,7 @@ def _priors(
         return None
     same_stamps = snapshot.get("stamps") == _STAMP_SCHEME
     priors: list[_Prior | None] = [
-        _Prior({}, {}, when) if part is not None and when is not None and same_stamps else None
+        _Prior({}, {}, when, from_cache=True) if part is not None and when is not None and same_stamps else None
         for part, when in zip(snapshot["per_root"], [*trusted, *[None] * len(roots)], strict=False)
     ]
     real_roots = [os.path.realpath(r) for r in roots]
@@ -649,7 +654,7 @@ def _priors(
         prior = priors[i]
         if prior is None:
             continue
-        skill_dir, _, _, _, real_dir, no_rules, rels, digests, sizes, mimes, stamps, moved = row
+        skill_dir, _, frontmatter, line, real_dir, no_rules, rels, digests, sizes, mimes, stamps, moved = row
         prefix = skill_dir + "/" if skill_dir else ""
         members = []
         for rel, digest, size, mime, stamp in zip(rels, digests, sizes, mimes, stamps, strict=True):
@@ -657,9 +662,9 @@ def _priors(
             usual = real_roots[i] + "/" + prefix + rel
             rec = _FileRecord(prefix + rel, None if where == usual else where, size, stamp, digest, mime)
             if rel == SKILL_FILE:
-                # No stamp: the scan reads and parses every SKILL.md again (small files), so frontmatter is
-                # always parsed from the bytes on disk; a cache pairing true stamps with forged text fails.
-                rec.stamp = None
+                # Only compared: a scan from the cache reads and parses every SKILL.md again (small files)
+                # and keeps the skill only if this equals what the bytes say (see `_index_skills`).
+                rec.frontmatter = (frontmatter, line)
             prior.records[rec.rel] = rec
             members.append(rec)
         members.sort(key=_rel_of)
@@ -828,10 +833,14 @@ def _index_skills(
     trusted_before_ns: int,
     progress: Progress | None,
     distrust: set[str],
+    recheck_skill_md: bool = False,
 ) -> None:
     """Hash the files of `skill_dirs` found by a walk (`walked`, sorted), then build each skill into `state`.
 
-    Files at a location in `distrust` are read again whatever their stamp, and their skills rebuilt."""
+    Files at a location in `distrust` are read again whatever their stamp, and their skills rebuilt.
+    With `recheck_skill_md` (`old` came from a digest cache), every SKILL.md is read and parsed again and
+    its skill rebuilt unless the bytes give exactly the frontmatter recorded: a cache can pair true stamps
+    with any text, so frontmatter is only ever published from the bytes on disk."""
     in_skill = set(state.rules)
     root_is_skill = "" in in_skill
     memo: dict[str, bool] = {}
@@ -848,7 +857,12 @@ def _index_skills(
         if distrust and path in distrust:
             usable = None
             reread.add(rec.rel)
-        error = _hash_file(rec, path, usable, trusted_before_ns, state.real_root)
+        if recheck_skill_md and usable is not None and (rec.rel == SKILL_FILE or rec.rel.endswith(_SLASH_SKILL_FILE)):
+            error = _hash_file(rec, path, None, trusted_before_ns, state.real_root)
+            if error is None and not _same_parse(rec, usable):
+                reread.add(rec.rel)
+        else:
+            error = _hash_file(rec, path, usable, trusted_before_ns, state.real_root)
         if isinstance(error, FileNotFoundError):
             vanished.add(id(rec))  # removed (or renamed away) since the walk listed it: it is not there
         elif error is not None:
@@ -937,7 +951,9 @@ def _walk_dir(
             is_link = entry.is_symlink()
             if not stat_files and not is_link and entry.is_file(follow_symlinks=False):
                 if not builtin_ignored(name, is_dir=False) and not (rules.specs and rules.ignored(rel, is_dir=False)):
-                    files.append(_FileRecord(rel, None if at_usual_path else entry.path))
+                    record = _FileRecord(rel, None if at_usual_path else entry.path)
+                    record.ident = hash((here.st_dev, entry.inode()))  # no system call: the directory entry's inode
+                    files.append(record)
                     if name == SKILL_FILE:
                         walk.skill_dirs.append(rel_dir)
                         walk.skill_rules[rel_dir] = (real_dir, rules)
@@ -968,12 +984,40 @@ def _walk_dir(
             _walk_dir(walk, location, rel, rules, ancestors, stat_files=stat_files)
         elif stat.S_ISREG(st.st_mode):
             usual = location == root_prefix + rel
-            walk.files.append(_FileRecord(rel, None if usual else location, st.st_size, hash(file_key(st))))
+            record = _FileRecord(rel, None if usual else location, st.st_size, hash(file_key(st)))
+            record.ident = hash((st.st_dev, st.st_ino))
+            walk.files.append(record)
             if name == SKILL_FILE:
                 walk.skill_dirs.append(rel_dir)
                 walk.skill_rules[rel_dir] = (real_dir, rules)
         else:
             walk.bad_paths.append(Refusal(rel, "not-a-file", "not a regular file (device, socket or pipe)"))
+
+
+_SLASH_SKILL_FILE = "/" + SKILL_FILE
+
+
+def _same_parse(fresh: _FileRecord, recorded: _FileRecord) -> bool:
+    """True if a SKILL.md just read has the digest and exactly the frontmatter that `recorded` holds."""
+    if fresh.digest != recorded.digest:
+        return False
+    a, b = fresh.frontmatter, recorded.frontmatter
+    if not (isinstance(a, tuple) and isinstance(b, tuple)) or a[1] != b[1]:
+        return False
+    return a[0] == b[0] and _same_json(a[0], b[0])
+
+
+def _same_json(a: object, b: object) -> bool:
+    """Equal as JSON values, types and key order included (in Python 1 == 1.0 == True)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        assert isinstance(b, dict)
+        return list(a) == list(b) and all(_same_json(v, b[k]) for k, v in a.items())
+    if isinstance(a, list):
+        assert isinstance(b, list)
+        return len(a) == len(b) and all(map(_same_json, a, b))
+    return a == b
 
 
 def _ignore_lines(real_dir: str) -> list[str]:
@@ -1046,12 +1090,13 @@ def _hash_file(
                 rec.size, rec.stamp = prev.size, prev.stamp
                 rec.digest, rec.mime, rec.frontmatter = prev.digest, prev.mime, prev.frontmatter
                 return None
-        fd, st = open_regular(path, within=real_root)
+        fd, st = open_regular(path, within=real_root, ident=rec.ident)
+        rec.ident = None
         try:
             for _ in range(_READ_ATTEMPTS):
                 size = st.st_size
                 if size < _CHUNK:
-                    data = read_at_most(fd, size + 1)
+                    data = os.read(fd, size + 1)  # one call: a regular file reads short only at its end
                     read = len(data)
                     if mime == DEFAULT_MIME_TYPE and _looks_like_text(data[:_SNIFF]):
                         mime = "text/plain"
