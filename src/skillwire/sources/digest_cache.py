@@ -8,10 +8,13 @@ unprivileged call can set it back, unlike mtime), so an edit that keeps the size
 restores the mtime still misses. Files changed in the last moments before a scan
 (`RACY_NS`) are never trusted by their key: timestamps are coarser than writes.
 
-A restart publishes this catalog before touching the disk (`FolderSource.restore`),
-then checks the disk: a walk and a stat per file, reading only files whose key
-changed. The cache is only a hint: the server re-hashes a file on every read, so a
-stale entry can never serve bytes that disagree with the manifest. A missing, corrupt
+A restart publishes this catalog after reading only each skill's SKILL.md
+(`FolderSource.restore`: frontmatter is parsed from those bytes, never taken from the
+file), then checks the disk: a walk and a stat per file, reading only files whose key
+changed, and every SKILL.md. The cache is only a hint, and may be forged: the server
+re-hashes a file on every read (and re-hashes it whatever its key if the bytes disagree),
+checks that the file it opens is at the recorded resolved path, so a stale or forged
+entry can never serve bytes that disagree with the manifest, nor bytes from outside a root. A missing, corrupt
 or unreadable cache file is ignored with a warning; so is a path that is not a regular
 file (a FIFO is never waited on, and never replaced). It is written atomically (a
 temporary file renamed over it, readable by its owner only) after each full scan.

@@ -7,7 +7,12 @@ is itself a skill, its own folder name is the path. Symbolic links are followed
 only when their target, fully resolved, stays inside the root; a link that
 leaves the root or dangles is refused, and so is any skill that contains one
 (a manifest must be complete, so a skill missing a file is not served). One
-bad skill never stops the others: it is left out with a `Refusal`.
+bad skill never stops the others: it is left out with a `Refusal`. A file or
+folder whose name is not valid UTF-8 refuses the skill holding it (rule
+`file-name-encoding`, the name shown with its bad bytes as `\\xNN`); outside every
+skill such a name is ignored, since nothing there is indexed. Files are only ever
+opened through `safe_open.open_regular` (no wait on a FIFO, no link followed,
+at most size + 1 bytes read).
 
 The source remembers what it indexed. A later `scan()` re-reads only files whose
 (device, inode, size, mtime, ctime) changed, and `update(paths)` re-walks only the
