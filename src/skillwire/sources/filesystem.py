@@ -8,9 +8,10 @@ only when their target, fully resolved, stays inside the root; a link that
 leaves the root or dangles is refused, and so is any skill that contains one
 (a manifest must be complete, so a skill missing a file is not served). One
 bad skill never stops the others: it is left out with a `Refusal`. A file or
-folder whose name is not valid UTF-8 refuses the skill holding it (rule
-`file-name-encoding`, the name shown with its bad bytes as `\\xNN`); outside every
-skill such a name is ignored, since nothing there is indexed. Files are only ever
+folder whose name is not valid UTF-8 is never opened nor walked into: it refuses
+the skill holding it (rule `file-name-encoding`, the name shown with its bad bytes
+as `\\xNN`); outside every skill it is only reported as a skipped path (a skill
+folder so named is such a path: nothing below it is looked at). Files are only ever
 opened through `safe_open.open_regular` (no wait on a FIFO, no link followed,
 at most size + 1 bytes read).
 
@@ -952,6 +953,14 @@ def _walk_dir(
     for entry in entries:
         name = entry.name
         rel = prefix + name
+        if not (name.isascii() or _encodes(name)):
+            # Never opened, stat'ed or walked into: no URI can name it (nor anything below it), and the file
+            # watcher stops on any event naming such a path, so even reading it would restart the watcher.
+            shown = shown_name(name)
+            walk.bad_paths.append(
+                Refusal(rel, "file-name-encoding", f"name '{shown}' is not valid UTF-8; rename it to valid UTF-8")
+            )
+            continue
         try:
             is_link = entry.is_symlink()
             if not stat_files and not is_link and entry.is_file(follow_symlinks=False):
