@@ -55,7 +55,7 @@ from skillwire.names import description_problem, is_reg_name, name_problem
 from skillwire.sources.digest_cache import RACY_NS, DigestCache, file_key
 from skillwire.sources.digest_cache import ignored as cache_ignored
 from skillwire.sources.ignore import IGNORE_FILE, IgnoreRules, builtin_ignored
-from skillwire.sources.safe_open import UnsafeFile, open_regular, read_regular
+from skillwire.sources.safe_open import UnsafeFile, open_regular, read_at_most, read_regular
 from skillwire.uri import SKILL_FILE, directory_uri, join_segments
 
 # A relative path whose segments need no percent-encoding (the common case).
@@ -166,7 +166,8 @@ class FolderSource:
         self._logged: set[Refusal] = set()
         self._publish_refusals: list[Refusal] = []
         self._restored = False  # published from the digest cache's snapshot; nothing checked on disk yet
-        self._restored_from: tuple[Any, Catalog] | None = None  # that snapshot and catalog, until the first scan
+        # That snapshot, its catalog and the SKILL.md files read to make it, until the first scan.
+        self._restored_from: tuple[Any, Catalog, _Checked] | None = None
         self._distrust: set[str] = set()  # during update(): locations to read again whatever their stamp
         self._cache_reported = False
 
@@ -196,12 +197,12 @@ class FolderSource:
 
         After `restore()`, its decoded snapshot and catalog are used, so the skills it published are shared."""
         none: list[_Prior | None] = [None] * len(self.roots)
-        snapshot, restored = self._restored_from or (cache.snapshot() if cache is not None else None, None)
+        snapshot, restored, checked = self._restored_from or (cache.snapshot() if cache is not None else None, None, {})
         if snapshot is None:
             return none
         try:
             trusted = cache.trusted_before_ns if cache is not None else []
-            priors = _priors(snapshot, self.roots, trusted, restored)
+            priors = _priors(snapshot, self.roots, trusted, restored, checked)
         except (ValueError, TypeError, KeyError, IndexError, AttributeError, SkillError) as exc:
             self._cache_ignored(f"unusable ({exc})")
             return none
@@ -240,14 +241,14 @@ class FolderSource:
             if snapshot is None:
                 return None
             try:
-                restored = _restore(snapshot, self.roots, generation)
+                restored = _restore(snapshot, self.roots, generation, time.time_ns() - RACY_NS)
             except (ValueError, TypeError, KeyError, IndexError, AttributeError, SkillError) as exc:
                 self._cache_ignored(f"unusable ({exc})")
                 return None
         if restored is None:
             self._cache_ignored("it was written for other roots, or a root now resolves elsewhere")
             return None
-        catalog, dropped = restored
+        catalog, dropped, checked = restored
         if dropped:
             cache_ignored(
                 self.digest_cache_path,
@@ -255,7 +256,7 @@ class FolderSource:
                 f"so they are not restored but indexed afresh: {', '.join(shown_name(d) for d in dropped[:5])}"
                 + (" ..." if len(dropped) > 5 else ""),
             )
-        self._restored, self._restored_from = True, (snapshot, catalog)
+        self._restored, self._restored_from = True, (snapshot, catalog, checked)
         logger.info("restored %d skills from %s; checking the disk next", len(catalog), self.digest_cache_path)
         return catalog
 
@@ -404,6 +405,7 @@ class FolderSource:
             progress=self.progress,
             distrust=self._distrust,
             recheck_skill_md=prior is not None and prior.from_cache,
+            checked=prior.checked if prior is not None else None,
         )
         return state
 
@@ -489,6 +491,7 @@ class _Prior:
     results: dict[str, _Built | Refusal]
     trusted_before_ns: int
     from_cache: bool = False  # a digest cache's word, not this process's own scan: SKILL.md is read again
+    checked: set[str] = field(default_factory=set)  # ... except these, which `restore` read itself
 
     @classmethod
     def of(cls, state: _RootState) -> _Prior:
@@ -558,9 +561,10 @@ def _skill_from_row(row: list[Any]) -> Skill:
     return Skill(tuple(skill_path), frontmatter, tuple(files))
 
 
-def _verified(row: list[Any]) -> list[Any] | None:
+def _verified(row: list[Any], trusted_before_ns: int) -> tuple[list[Any], int | None] | None:
     """`row` with the frontmatter parsed from its SKILL.md on disk, if those bytes are the ones the row lists
-    (size and digest) and pass the frontmatter rules; None otherwise.
+    (size and digest) and pass the frontmatter rules, and the stamp of the SKILL.md read (None if it changed
+    after `trusted_before_ns`: too recent to be known by its stamp); None otherwise.
 
     The cache's frontmatter text is never published: a forged row could pair any frontmatter with a true
     digest. Reading SKILL.md also proves the skill's folder is where the row says: `read_regular` checks the
@@ -575,7 +579,11 @@ def _verified(row: list[Any]) -> list[Any] | None:
     if SKILL_FILE in moved and os.path.realpath(real_dir) != real_dir:
         return None
     try:
-        data = read_regular(location, limit=sizes[k], real_path=location)
+        fd, st = open_regular(location, real_path=location)
+        try:
+            data = read_at_most(fd, min(sizes[k], st.st_size) + 1)
+        finally:
+            os.close(fd)
     except OSError:
         return None
     if len(data) != sizes[k] or "sha256:" + hashlib.sha256(data).hexdigest() != digests[k]:
@@ -585,23 +593,34 @@ def _verified(row: list[Any]) -> list[Any] | None:
         _check_frontmatter(fm, line, tuple(skill_path))
     except SkillError:
         return None
-    return [*row[:2], fm, line, *row[4:]]
+    key = file_key(st)
+    stamp = hash(key) if key[3] < trusted_before_ns and key[4] < trusted_before_ns else None
+    return [*row[:2], fm, line, *row[4:]], stamp
 
 
-def _restore(snapshot: Any, roots: Sequence[Path], generation: int) -> tuple[Catalog, list[str]] | None:
-    """The catalog a snapshot holds for `roots`, each skill built on first use, and the skill folders left out
-    because their SKILL.md did not match (None if taken for other roots)."""
+_Checked = dict[tuple[int, str], tuple[int, tuple[dict[str, Any], int]]]
+"""SKILL.md files `restore` read, by (root index, skill folder): the stamp it saw and the frontmatter it parsed."""
+
+
+def _restore(
+    snapshot: Any, roots: Sequence[Path], generation: int, trusted_before_ns: int
+) -> tuple[Catalog, list[str], _Checked] | None:
+    """The catalog a snapshot holds for `roots`, each skill built on first use, the skill folders left out
+    because their SKILL.md did not match, and what was read of the others (None if taken for other roots)."""
     found = _served_rows(snapshot, roots)
     if found is None:
         return None
     rows: list[tuple[int, list[Any]]] = []
     dropped: list[str] = []
+    checked: _Checked = {}
     for i, row in found:
-        checked = _verified(row)
-        if checked is None:
+        verified = _verified(row, trusted_before_ns)
+        if verified is None:
             dropped.append(os.path.join(str(roots[i]), row[0]) if row[0] else str(roots[i]))
-        else:
-            rows.append((i, checked))
+            continue
+        rows.append((i, verified[0]))
+        if verified[1] is not None:
+            checked[i, row[0]] = (verified[1], (verified[0][2], verified[0][3]))
     where: dict[str, tuple[str, dict[str, str]]] = {}
     builders: list[tuple[str, Callable[[], Skill]]] = []
     dirs_by_root: dict[int, set[str]] = {}
@@ -618,7 +637,7 @@ def _restore(snapshot: Any, roots: Sequence[Path], generation: int) -> tuple[Cat
         if not (row[0] and _folder_in_skill(row[0].rpartition("/")[0], dirs_by_root[i], memo))
     )
     refusals = [_refusal_from(item) for item in snapshot["refusals"]]
-    return Catalog.deferred(builders, _RowLocator(where), refusals, generation, file_count=files), dropped
+    return Catalog.deferred(builders, _RowLocator(where), refusals, generation, file_count=files), dropped, checked
 
 
 def _refusal_from(item: Any) -> Refusal:
@@ -643,7 +662,11 @@ class _RowLocator:
 
 
 def _priors(
-    snapshot: Any, roots: Sequence[Path], trusted: Sequence[int | None], restored: Catalog | None
+    snapshot: Any,
+    roots: Sequence[Path],
+    trusted: Sequence[int | None],
+    restored: Catalog | None,
+    checked: _Checked,
 ) -> list[_Prior | None] | None:
     """Per root, the files and skills a snapshot recorded, as a scan of it would have left them
     (the skills taken from `restored`, the catalog `restore()` made of the same snapshot, if given)."""
@@ -668,9 +691,14 @@ def _priors(
             usual = real_roots[i] + "/" + prefix + rel
             rec = _FileRecord(prefix + rel, None if where == usual else where, size, stamp, digest, mime)
             if rel == SKILL_FILE:
-                # Only compared: a scan from the cache reads and parses every SKILL.md again (small files)
-                # and keeps the skill only if this equals what the bytes say (see `_index_skills`).
-                rec.frontmatter = (frontmatter, line)
+                seen = checked.get((i, skill_dir))
+                if seen is not None:  # read by `restore` in this process: known by the stamp it saw then
+                    rec.stamp, rec.frontmatter = seen
+                    prior.checked.add(rec.rel)
+                else:
+                    # Only compared: a scan from the cache reads and parses every SKILL.md again (small files)
+                    # and keeps the skill only if this equals what the bytes say (see `_index_skills`).
+                    rec.frontmatter = (frontmatter, line)
             prior.records[rec.rel] = rec
             members.append(rec)
         members.sort(key=_rel_of)
@@ -840,13 +868,15 @@ def _index_skills(
     progress: Progress | None,
     distrust: set[str],
     recheck_skill_md: bool = False,
+    checked: set[str] | None = None,
 ) -> None:
     """Hash the files of `skill_dirs` found by a walk (`walked`, sorted), then build each skill into `state`.
 
     Files at a location in `distrust` are read again whatever their stamp, and their skills rebuilt.
     With `recheck_skill_md` (`old` came from a digest cache), every SKILL.md is read and parsed again and
     its skill rebuilt unless the bytes give exactly the frontmatter recorded: a cache can pair true stamps
-    with any text, so frontmatter is only ever published from the bytes on disk."""
+    with any text, so frontmatter is only ever published from the bytes on disk. SKILL.md files in
+    `checked` were read by `restore` in this process: their stamps are its own, so they need no second read."""
     in_skill = set(state.rules)
     root_is_skill = "" in in_skill
     memo: dict[str, bool] = {}
@@ -863,7 +893,12 @@ def _index_skills(
         if distrust and path in distrust:
             usable = None
             reread.add(rec.rel)
-        if recheck_skill_md and usable is not None and (rec.rel == SKILL_FILE or rec.rel.endswith(_SLASH_SKILL_FILE)):
+        if (
+            recheck_skill_md
+            and usable is not None
+            and (rec.rel == SKILL_FILE or rec.rel.endswith(_SLASH_SKILL_FILE))
+            and not (checked and rec.rel in checked)
+        ):
             error = _hash_file(rec, path, None, trusted_before_ns, state.real_root)
             if error is None and not _same_parse(rec, usable):
                 reread.add(rec.rel)
