@@ -148,6 +148,7 @@ async def test_a_folder_name_that_is_not_utf8_keeps_the_watcher_alive(
     monkeypatch.setattr(watch, "_UNDECODABLE_RESCAN_S", 0.2, raising=False)  # the test cannot wait 10 s
     root = make_root(tmp_path)
     os.mkdir(os.fsencode(root) + b"/gamma\xfe")
+    open(os.fsencode(root) + b"/gamma\xfe/SKILL.md", "wb").close()
     service = SkillService(FolderSource([root]))
     async with anyio.create_task_group() as tg:
         with anyio.fail_after(FREEZE_S):
@@ -159,7 +160,7 @@ async def test_a_folder_name_that_is_not_utf8_keeps_the_watcher_alive(
 
         await wait_for(delta_served)
         assert [r.rule for r in service.catalog.refusals] == ["file-name-encoding"]
-        os.rmdir(os.fsencode(root) + b"/gamma\xfe")  # renamed away: the watcher comes back
+        os.rename(os.fsencode(root) + b"/gamma\xfe", root / "gamma")  # renamed: the watcher comes back
         await anyio.sleep(1.0)
         add_skill(root, "epsilon")
 

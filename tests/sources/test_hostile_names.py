@@ -59,9 +59,11 @@ def test_a_name_that_is_not_utf8_in_a_skill_refuses_only_that_skill(tmp_path: Pa
     published_text(catalog)
 
 
-def test_a_folder_whose_name_is_not_utf8_is_not_walked_into(tmp_path: Path, opened: list[str]) -> None:
-    """Inside a skill it refuses that skill; as a skill folder of its own it is a skipped path: either way nothing
-    below it is opened (the file watcher stops on any event naming such a path)."""
+def test_a_folder_whose_name_is_not_utf8_refuses_its_skill_and_nothing_below_is_read(
+    tmp_path: Path, opened: list[str]
+) -> None:
+    """Inside a skill it refuses that skill; as a skill folder it refuses that skill. No file below it is opened
+    (the file watcher stops on any event naming such a path)."""
     root = make_root(tmp_path)
     os.mkdir(raw(root / "beta", b"sub\xfe"))
     open(raw(root / "beta", b"sub\xfe/notes.md"), "wb").close()
@@ -71,8 +73,11 @@ def test_a_folder_whose_name_is_not_utf8_is_not_walked_into(tmp_path: Path, open
         fh.write(b"---\nname: gamma\ndescription: Skill gamma\n---\n")
     catalog = FolderSource([root]).scan()
     assert [s.uri for s in catalog.skills] == ["skill://alpha/SKILL.md"]
-    found = sorted((r.path.rsplit("/", 1)[-1], r.rule, r.skill) for r in catalog.refusals)
-    assert found == [("gamma\\xfe", "file-name-encoding", False), ("sub\\xfe", "file-name-encoding", True)]
+    found = sorted((r.rule, r.skill, r.path.removeprefix(str(root) + "/")) for r in catalog.refusals)
+    assert found == [
+        ("file-name-encoding", True, "beta/sub\\xfe/notes.md"),
+        ("file-name-encoding", True, "gamma\\xfe/SKILL.md"),
+    ]
     assert not [p for p in opened if not p.isascii()]
     published_text(catalog)
 

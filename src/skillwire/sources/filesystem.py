@@ -8,10 +8,10 @@ only when their target, fully resolved, stays inside the root; a link that
 leaves the root or dangles is refused, and so is any skill that contains one
 (a manifest must be complete, so a skill missing a file is not served). One
 bad skill never stops the others: it is left out with a `Refusal`. A file or
-folder whose name is not valid UTF-8 is never opened nor walked into: it refuses
-the skill holding it (rule `file-name-encoding`, the name shown with its bad bytes
-as `\\xNN`); outside every skill it is only reported as a skipped path (a skill
-folder so named is such a path: nothing below it is looked at). Files are only ever
+folder whose name is not valid UTF-8 refuses the skill holding it, or the skill it
+is (rule `file-name-encoding`, the name shown with its bad bytes as `\\xNN`), and no
+file so named (or below such a folder) is ever opened; outside every skill such a
+file is only reported as a skipped path. Files are only ever
 opened through `safe_open.open_regular` (no wait on a FIFO, no link followed,
 at most size + 1 bytes read).
 
@@ -887,6 +887,8 @@ def _index_skills(
     root_prefix = state.real_root + "/"
     total = len(todo)
     for done, rec in enumerate(todo, 1):
+        if not (rec.rel.isascii() or _encodes(rec.rel)):
+            continue  # under a folder whose name is not UTF-8: its skill is refused for that, unread
         path = rec.location or root_prefix + rec.rel
         prev = old.get(rec.rel)
         usable = prev if prev is not None and prev.stamp is not None else None
@@ -988,9 +990,10 @@ def _walk_dir(
     for entry in entries:
         name = entry.name
         rel = prefix + name
-        if not (name.isascii() or _encodes(name)):
-            # Never opened, stat'ed or walked into: no URI can name it (nor anything below it), and the file
-            # watcher stops on any event naming such a path, so even reading it would restart the watcher.
+        if not (name.isascii() or _encodes(name)) and not entry.is_dir(follow_symlinks=False):
+            # Never opened nor stat'ed: no URI can name it, and the file watcher stops on any event naming such
+            # a path, so even reading it would restart the watcher. (A folder so named is walked: the skill
+            # holding it, or the skill it is, is refused for it; its files are never read.)
             shown = shown_name(name)
             walk.bad_paths.append(
                 Refusal(rel, "file-name-encoding", f"name '{shown}' is not valid UTF-8; rename it to valid UTF-8")
