@@ -49,6 +49,7 @@ def test_a_name_that_is_not_utf8_in_a_skill_refuses_only_that_skill(tmp_path: Pa
     """`bad\\xff.md` in alpha raised UnicodeEncodeError while building URIs: no catalog at all."""
     root = make_root(tmp_path)
     open(raw(root / "alpha", b"bad\xff.md"), "wb").close()
+    open(raw(root / "beta", b"cache\xff.pyc"), "wb").close()  # ignored (built-in rules) like any other name
     catalog = FolderSource([root]).scan()
     assert [s.uri for s in catalog.skills] == ["skill://beta/SKILL.md"]
     [refusal] = catalog.refusals

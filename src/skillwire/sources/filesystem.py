@@ -994,6 +994,8 @@ def _walk_dir(
             # Never opened nor stat'ed: no URI can name it, and the file watcher stops on any event naming such
             # a path, so even reading it would restart the watcher. (A folder so named is walked: the skill
             # holding it, or the skill it is, is refused for it; its files are never read.)
+            if builtin_ignored(name, is_dir=False) or rules.ignored(rel, is_dir=False):
+                continue  # ignored like any other file: it costs nothing
             shown = shown_name(name)
             walk.bad_paths.append(
                 Refusal(rel, "file-name-encoding", f"name '{shown}' is not valid UTF-8; rename it to valid UTF-8")
