@@ -53,10 +53,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.DEBUG if args.debug else (logging.INFO if args.verbose else logging.WARNING),
         handlers=[handler],
     )
-    sources_log = logging.getLogger("skillwire.sources")
+    # The serve summary already lists every refusal; the library's count line would repeat it. (Only that
+    # module: a digest cache that is ignored, and why, is said at the default level.)
+    sources_log = logging.getLogger("skillwire.sources.filesystem")
     previous_level = sources_log.level
     if not (args.verbose or args.debug):
-        # The serve summary already lists every refusal; the library's count line would repeat it.
         sources_log.setLevel(logging.ERROR)
     try:
         return _run(args)
