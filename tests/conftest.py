@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, settings
 # Derandomized with no database: every run, on every machine and in CI, tries the same examples.
 settings.register_profile(
     "default",
-    max_examples=60,
+    max_examples=100,
     derandomize=True,
     database=None,
     deadline=2000,  # ms per example: far above a normal example's time, so only a real stall trips it
