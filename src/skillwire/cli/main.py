@@ -47,10 +47,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         format=f"{PROG}: %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    sources_log = logging.getLogger("skillwire.sources")
+    # The serve summary already lists every refusal; the library's count line would repeat it. (Only that
+    # module: a digest cache that is ignored, and why, is said at the default level.)
+    sources_log = logging.getLogger("skillwire.sources.filesystem")
     previous_level = sources_log.level
     if not (args.verbose or args.debug):
-        # The serve summary already lists every refusal; the library's count line would repeat it.
         sources_log.setLevel(logging.ERROR)
     try:
         return _run(args)

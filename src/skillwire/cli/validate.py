@@ -26,8 +26,11 @@ from typing import Any, TextIO
 
 from skillwire.catalog import Catalog
 from skillwire.lint import LintWarning, lint_skill_md
-from skillwire.sources.filesystem import FolderSource
+from skillwire.sources.filesystem import FolderSource, shown_name
 from skillwire.sources.ignore import IGNORE_FILE
+from skillwire.sources.safe_open import read_regular
+
+MAX_SKILL_MD_BYTES = 8 << 20  # a SKILL.md larger than this is not linted (the frontmatter sits at its start anyway)
 
 SCHEMA_VERSION = 1
 PER_GROUP = 3  # example paths shown per message without -v
@@ -41,6 +44,7 @@ FIXES: dict[str, str] = {
     "link-escapes": "copy the target into the skill instead of linking outside the served root",
     "link-loop": "remove the link",
     "not-a-file": "remove it: only regular files and folders can be served",
+    "file-name-encoding": "rename it to valid UTF-8",
     "duplicate-uri": "rename one of the folders: two roots publish the same skill path",
     "path-authority": "rename the top folder to lowercase letters, digits and '-'",
     "not-utf8": "save SKILL.md as UTF-8",
@@ -124,13 +128,15 @@ def _lint_all(catalog: Catalog, roots: Sequence[Path]) -> list[LintWarning]:
         if served is not None:
             targets.append((served.location, _shown(catalog, skill.uri, roots)))
     for refusal in catalog.refusals:
-        if refusal.skill and os.path.basename(refusal.path) == "SKILL.md" and os.path.isfile(refusal.path):
+        if refusal.skill and os.path.basename(refusal.path) == "SKILL.md":
             targets.append((refusal.path, refusal.path))
     out: list[LintWarning] = []
     for location, shown in targets:
-        try:
-            raw = Path(location).read_bytes()
+        try:  # the file may have been swapped for a FIFO or a device since the scan: never wait, never over-read
+            raw = read_regular(location, limit=MAX_SKILL_MD_BYTES)
         except OSError:
+            continue
+        if len(raw) > MAX_SKILL_MD_BYTES:
             continue
         out.extend(lint_skill_md(raw, path=shown))
     return out
@@ -171,7 +177,7 @@ def _not_served(catalog: Catalog) -> list[LintWarning]:
 
 def _ignored(path: str, kind: str) -> LintWarning:
     return LintWarning(
-        path=path,
+        path=shown_name(path),  # a name that is not UTF-8 is shown escaped: JSON and the terminal can carry it
         line=None,
         column=None,
         rule="not-served",

@@ -29,6 +29,7 @@ from mcp.shared.exceptions import MCPError
 from skillwire.catalog import Catalog, InvalidCursor, Refusal
 from skillwire.errors import InvalidSkillUri
 from skillwire.manifest import Skill
+from skillwire.sources.safe_open import read_regular
 from skillwire.uri import canonical_uri
 from skillwire.wire import INTERNAL_ERROR, INVALID_PARAMS
 
@@ -227,10 +228,11 @@ class SkillService:
                         {"uri": canonical},
                     )
                 raise MCPError(INVALID_PARAMS, f"No resource is served at {_show(uri)}", {"uri": _show(uri)})
-            if served.file.size <= _INLINE_READ_BYTES:
-                data = _read_bytes(served.location)  # from the page cache, quicker than a hop to a worker thread
+            size = served.file.size
+            if size <= _INLINE_READ_BYTES:
+                data = _read_bytes(served.location, size)  # from the page cache, quicker than a hop to a worker thread
             else:
-                data = await anyio.to_thread.run_sync(_read_bytes, served.location)
+                data = await anyio.to_thread.run_sync(_read_bytes, served.location, size)
             if (
                 data is not None
                 and len(data) == served.file.size
@@ -250,10 +252,15 @@ def _contents(uri: str, mime_type: str, data: bytes) -> dict[str, Any]:
         return {"uri": uri, "mimeType": mime_type, "blob": base64.b64encode(data).decode("ascii")}
 
 
-def _read_bytes(location: str) -> bytes | None:
+def _read_bytes(location: str, size: int) -> bytes | None:
+    """At most `size` + 1 bytes of the regular file at `location`, opened as indexed; None if it is not that.
+
+    `open_regular` never waits on a FIFO swapped in since indexing, follows no link that was not there,
+    and checks the open file really is at `location` (a folder on the way swapped for a link is caught),
+    so a read blocks no request and never reads past one byte more than the manifest lists.
+    """
     try:
-        with open(location, "rb") as fh:
-            return fh.read()
+        return read_regular(location, limit=size, real_path=location)
     except OSError:
         return None
 

@@ -47,6 +47,7 @@ _MAX_RESTART_DELAY_S = 30.0
 _SEND_TIMEOUT_S = 5.0  # a handshake-era client that stops reading must not stall everyone else's notification
 MAX_REMEMBERED_SESSIONS = 1_024
 LISTEN_METHOD = "subscriptions/listen"
+_UNDECODABLE = "Unable to decode path"  # watchfiles' error for a path that is not UTF-8
 
 
 async def watch_and_rebuild(
@@ -112,7 +113,14 @@ async def watch_and_rebuild(
                     delay = _RESTART_DELAY_S
                     if _watchable(all_roots) != roots:
                         break  # a root appeared or went away: watch the new set (and catch up once it is up)
-        except Exception as err:  # the watcher itself failed: keep serving, try again
+        except Exception as err:
+            if _UNDECODABLE in str(err):
+                # watchfiles cannot hand over a changed path whose name is not UTF-8 and stops; the change
+                # is real, so watch again at once and let the catch-up rescan find it (the source refuses
+                # the skill holding that name, nothing else).
+                logger.info("a file whose name is not UTF-8 changed under %s; rescanning", _show(roots))
+                continue
+            # the watcher itself failed: keep serving, try again
             logger.warning("watching %s stopped (%s); trying again in %.0fs", _show(roots), err, delay)
             logger.debug("watcher failure", exc_info=True)
             await anyio.sleep(delay)

@@ -12,7 +12,8 @@ A restart publishes this catalog before touching the disk (`FolderSource.restore
 then checks the disk: a walk and a stat per file, reading only files whose key
 changed. The cache is only a hint: the server re-hashes a file on every read, so a
 stale entry can never serve bytes that disagree with the manifest. A missing, corrupt
-or unreadable cache file is ignored with a warning; it is written atomically (a
+or unreadable cache file is ignored with a warning; so is a path that is not a regular
+file (a FIFO is never waited on, and never replaced). It is written atomically (a
 temporary file renamed over it, readable by its owner only) after each full scan.
 
     cache = DigestCache.load(Path("~/.cache/skillwire/skills.json").expanduser())
@@ -30,6 +31,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from skillwire.sources.safe_open import UnsafeFile, read_regular
+
 logger = logging.getLogger(__name__)
 
 FileKey = tuple[int, int, int, int, int]  # (st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns)
@@ -39,6 +42,12 @@ _VERSION = 3
 RACY_NS = 2_000_000_000  # files changed less than this long before a scan are not trusted by their key
 
 
+def ignored(path: object, why: str) -> None:
+    """Say that the digest cache at `path` (or part of it) is not used, and why: a warning, shown by default,
+    since a restart then costs a full scan (and a cache nobody wrote may be an attack)."""
+    logger.warning("digest cache %s ignored: %s", path, why)
+
+
 def file_key(st: os.stat_result) -> FileKey:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
@@ -46,8 +55,16 @@ def file_key(st: os.stat_result) -> FileKey:
 class DigestCache:
     """One cache file: its snapshot text, decoded only when asked for."""
 
-    def __init__(self, path: Path, snapshot: str | None = None, trusted: list[int | None] | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        snapshot: str | None = None,
+        trusted: list[int | None] | None = None,
+        *,
+        writable: bool = True,
+    ) -> None:
         self.path = path
+        self.writable = writable  # False when the path names something other than a regular file: left alone
         self._text = snapshot
         self.trusted_before_ns: list[int | None] = trusted or []
         """Per root: files whose times are older than this were hashed after their last change."""
@@ -56,12 +73,14 @@ class DigestCache:
     def load(cls, path: Path) -> DigestCache:
         """The cache stored at `path`; empty (with a warning) if it is unreadable or corrupt, or silently if missing."""
         try:
-            raw = path.read_bytes()
+            # A FIFO or a device named as the cache must not hang the start, nor /dev/zero fill memory.
+            raw = read_regular(os.fspath(path), follow_links=True)
         except FileNotFoundError:
             return cls(path)
         except OSError as exc:
-            logger.warning("digest cache %s unreadable, ignored: %s", path, exc.strerror or exc)
-            return cls(path)
+            unsafe = isinstance(exc, UnsafeFile)
+            ignored(path, f"unreadable ({exc.strerror or exc})" + ("; it is left as it is" if unsafe else ""))
+            return cls(path, writable=not unsafe)
         try:
             header, _, snapshot = raw.partition(b"\n")
             doc = json.loads(header)
@@ -72,7 +91,7 @@ class DigestCache:
                 raise ValueError("malformed header")
             text = snapshot.decode("utf-8")
         except (ValueError, TypeError, KeyError, IndexError) as exc:
-            logger.warning("digest cache %s is corrupt, ignored: %s", path, exc)
+            ignored(path, f"corrupt ({exc})")
             return cls(path)
         return cls(path, text, trusted)
 
@@ -83,7 +102,7 @@ class DigestCache:
         try:
             return json.loads(self._text)
         except ValueError as exc:
-            logger.warning("digest cache %s is corrupt, ignored: %s", self.path, exc)
+            ignored(self.path, f"corrupt ({exc})")
             return None
 
     def save(self, snapshot: Any, *, trusted_before_ns: list[int | None]) -> None:
@@ -92,8 +111,8 @@ class DigestCache:
         An unchanged snapshot is not rewritten even if `trusted_before_ns` moved on: the older
         times it keeps only make a later scan re-read a few more files, never fewer.
         """
-        text = json.dumps(snapshot, separators=(",", ":"))
-        if text == self._text:
+        text = json.dumps(snapshot, separators=(",", ":"))  # ASCII: lone surrogates are escaped, never raise
+        if text == self._text or not self.writable:
             return
         header = json.dumps(
             {"format": _FORMAT, "version": _VERSION, "trusted_before_ns": trusted_before_ns}, separators=(",", ":")

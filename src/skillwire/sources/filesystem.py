@@ -23,6 +23,7 @@ costs about as much as the skill it touched.
 from __future__ import annotations
 
 import bisect
+import errno
 import gc
 import hashlib
 import logging
@@ -46,7 +47,9 @@ from skillwire.manifest import Skill, SkillFile, check_limits
 from skillwire.mime import DEFAULT_MIME_TYPE, mime_type_for
 from skillwire.names import description_problem, is_reg_name, name_problem
 from skillwire.sources.digest_cache import RACY_NS, DigestCache, file_key
+from skillwire.sources.digest_cache import ignored as cache_ignored
 from skillwire.sources.ignore import IGNORE_FILE, IgnoreRules, builtin_ignored
+from skillwire.sources.safe_open import UnsafeFile, open_regular, read_at_most, read_regular
 from skillwire.uri import SKILL_FILE, directory_uri, join_segments
 
 # A relative path whose segments need no percent-encoding (the common case).
@@ -155,6 +158,8 @@ class FolderSource:
         self._publish_refusals: list[Refusal] = []
         self._restored = False  # published from the digest cache's snapshot; nothing checked on disk yet
         self._restored_from: tuple[Any, Catalog] | None = None  # that snapshot and catalog, until the first scan
+        self._distrust: set[str] = set()  # during update(): locations to read again whatever their stamp
+        self._cache_reported = False
 
     def scan(self, generation: int = 0) -> Catalog:
         """Walk every root and build a catalog; files unchanged since the last scan are not read again.
@@ -187,10 +192,20 @@ class FolderSource:
             return none
         try:
             trusted = cache.trusted_before_ns if cache is not None else []
-            return _priors(snapshot, self.roots, trusted, restored) or none
+            priors = _priors(snapshot, self.roots, trusted, restored)
         except (ValueError, TypeError, KeyError, IndexError, AttributeError, SkillError) as exc:
-            logger.warning("digest cache %s unusable, ignored: %s", self.digest_cache_path, exc)
+            self._cache_ignored(f"unusable ({exc})")
             return none
+        if priors is None:
+            self._cache_ignored("it was written for other roots, or a root now resolves elsewhere")
+            return none
+        return priors
+
+    def _cache_ignored(self, why: str) -> None:
+        """Say once (at the default log level) that the digest cache is not used, and why."""
+        if not self._cache_reported:
+            self._cache_reported = True
+            cache_ignored(self.digest_cache_path, why)
 
     @property
     def verified(self) -> bool:
@@ -200,10 +215,13 @@ class FolderSource:
     def restore(self, generation: int = 0) -> Catalog | None:
         """The catalog the digest cache's snapshot holds for these roots, read from the cache alone.
 
-        This is the near-instant restart: nothing on disk is walked or read, so the caller
-        must `scan()` soon after (the server does so in the background). Until then
-        `changed()` answers True for every skill, and reads still re-hash what they send.
-        None when there is no cache, no snapshot, or one for other roots.
+        This is the near-instant restart: nothing on disk is walked, and only each skill's
+        SKILL.md is read (the frontmatter published is parsed from bytes whose digest the
+        cache lists, never taken from the cache's text; a skill whose SKILL.md does not
+        match is left for the scan). The caller must `scan()` soon after (the server does
+        so in the background). Until then `changed()` answers True for every skill, and
+        reads still re-hash what they send. None when there is no cache, no snapshot, or
+        one for other roots.
         """
         if self.digest_cache_path is None or self._states:
             return None
@@ -213,12 +231,21 @@ class FolderSource:
             if snapshot is None:
                 return None
             try:
-                catalog = _restore(snapshot, self.roots, generation)
+                restored = _restore(snapshot, self.roots, generation)
             except (ValueError, TypeError, KeyError, IndexError, AttributeError, SkillError) as exc:
-                logger.warning("digest cache %s unusable, ignored: %s", self.digest_cache_path, exc)
+                self._cache_ignored(f"unusable ({exc})")
                 return None
-        if catalog is None:
+        if restored is None:
+            self._cache_ignored("it was written for other roots, or a root now resolves elsewhere")
             return None
+        catalog, dropped = restored
+        if dropped:
+            cache_ignored(
+                self.digest_cache_path,
+                f"{len(dropped)} skill(s) in it do not match the disk (SKILL.md changed, moved or not as recorded), "
+                f"so they are not restored but indexed afresh: {', '.join(shown_name(d) for d in dropped[:5])}"
+                + (" ..." if len(dropped) > 5 else ""),
+            )
         self._restored, self._restored_from = True, (snapshot, catalog)
         logger.info("restored %d skills from %s; checking the disk next", len(catalog), self.digest_cache_path)
         return catalog
@@ -272,6 +299,16 @@ class FolderSource:
         are walked again; everything else is taken from the last scan. A root whose walk
         followed symbolic links, or that has not been scanned, is rescanned whole.
         """
+        named = [os.fspath(p) for p in paths]
+        # Each path named is read and hashed again even if its stamp looks unchanged: a read that found bytes
+        # other than the published digest names the file here, and a stamp can lie (a forged digest cache).
+        self._distrust = {os.path.abspath(p) for p in named}
+        try:
+            return self._update(named, generation)
+        finally:
+            self._distrust = set()
+
+    def _update(self, paths: list[str], generation: int) -> Catalog:
         if not self._states:
             return self.scan(generation)
         regions: dict[int, set[str]] = {}
@@ -301,7 +338,7 @@ class FolderSource:
                 continue
             try:
                 for region in _outermost(regions[i]):
-                    _rewalk(state, region, self.progress)
+                    _rewalk(state, region, self.progress, self._distrust)
             except _NeedFullScan as why:
                 logger.debug("rescanning %s whole: %s", state.root, why)
                 self._states[i] = self._scan_root(self.roots[i], _Prior.of(state))
@@ -356,6 +393,7 @@ class FolderSource:
             built_before=prior.results if prior is not None else {},
             trusted_before_ns=prior.trusted_before_ns if prior is not None else 0,
             progress=self.progress,
+            distrust=self._distrust,
         )
         return state
 
@@ -383,6 +421,7 @@ class FolderSource:
                 seen[uri] = result.display
                 skills.append(result.skill)
                 index[uri] = result
+        refusals = [_printable(r) for r in refusals]
         self._index = index
         self._publish_refusals = refusals
         new = [r for r in refusals if r not in self._logged]
@@ -393,6 +432,16 @@ class FolderSource:
             logger.warning("%d skill(s) not served; see Catalog.refusals (or -v) for each reason", refused)
         self._logged = set(refusals)
         return Catalog(skills, _Locator(index), refusals, generation=generation)
+
+
+def _printable(refusal: Refusal) -> Refusal:
+    """`refusal` with names that are not UTF-8 escaped (see `shown_name`): what is published can be encoded."""
+    if refusal.path.isascii() and refusal.message.isascii():
+        return refusal
+    path, message = shown_name(refusal.path), shown_name(refusal.message)
+    if (path, message) == (refusal.path, refusal.message):
+        return refusal
+    return Refusal(path, refusal.rule, message, refusal.line, refusal.skill)
 
 
 @dataclass(frozen=True, slots=True)
@@ -471,11 +520,22 @@ def _served_rows(snapshot: Any, roots: Sequence[Path]) -> list[tuple[int, list[A
             names.append(joined)
             if not isinstance(skill_dir, str):
                 raise TypeError("malformed skill folder")
+            names.append(skill_dir)
             for where in (real_dir, *moved.values()):
                 if not _safe_location(where, real_root):
                     raise ValueError(f"location {where!r} is outside every root")
+            for where in moved.values():  # links, few: each must already be a resolved path (none on the way)
+                if os.path.realpath(where) != where:
+                    raise ValueError(f"location {shown_name(where)!r} is not a resolved path")
             rows.append((i, row))
-    if _ESCAPING_REL.search("\n".join(names)):  # one pass over every file name: this runs at startup
+        root_is_skill = any(row[0] == "" for j, row in rows if j == i)
+        base = [os.path.basename(real_root)] if root_is_skill else []
+        for j, row in rows:  # the skill path follows from the folder: a row cannot publish a folder under another name
+            if j == i and row[1] != base + [p for p in row[0].split("/") if p]:
+                raise ValueError(f"skill path {row[1]!r} does not match its folder")
+    every = "\n".join(names)
+    every.encode("utf-8")  # UnicodeEncodeError (a ValueError) for a name no URI can carry
+    if _ESCAPING_REL.search(every):  # one pass over every file name: this runs at startup
         raise ValueError("a file path climbs out of its skill folder (outside every root)")
     return rows
 
@@ -487,11 +547,50 @@ def _skill_from_row(row: list[Any]) -> Skill:
     return Skill(tuple(skill_path), frontmatter, tuple(files))
 
 
-def _restore(snapshot: Any, roots: Sequence[Path], generation: int) -> Catalog | None:
-    """The catalog a snapshot holds for `roots`, each skill built on first use (None if taken for other roots)."""
-    rows = _served_rows(snapshot, roots)
-    if rows is None:
+def _verified(row: list[Any]) -> list[Any] | None:
+    """`row` with the frontmatter parsed from its SKILL.md on disk, if those bytes are the ones the row lists
+    (size and digest) and pass the frontmatter rules; None otherwise.
+
+    The cache's frontmatter text is never published: a forged row could pair any frontmatter with a true
+    digest. Reading SKILL.md also proves the skill's folder is where the row says: `read_regular` checks the
+    open file's resolved path equals the recorded one, so a folder that is a link to elsewhere fails here.
+    """
+    skill_path, real_dir, rels, digests, sizes, moved = row[1], row[4], row[6], row[7], row[8], row[11]
+    try:
+        k = rels.index(SKILL_FILE)
+    except ValueError:
         return None
+    location = moved.get(SKILL_FILE) or real_dir + "/" + SKILL_FILE
+    if SKILL_FILE in moved and os.path.realpath(real_dir) != real_dir:
+        return None
+    try:
+        data = read_regular(location, limit=sizes[k], real_path=location)
+    except OSError:
+        return None
+    if len(data) != sizes[k] or "sha256:" + hashlib.sha256(data).hexdigest() != digests[k]:
+        return None
+    try:
+        fm, line = _parse_frontmatter(data)
+        _check_frontmatter(fm, line, tuple(skill_path))
+    except SkillError:
+        return None
+    return [*row[:2], fm, line, *row[4:]]
+
+
+def _restore(snapshot: Any, roots: Sequence[Path], generation: int) -> tuple[Catalog, list[str]] | None:
+    """The catalog a snapshot holds for `roots`, each skill built on first use, and the skill folders left out
+    because their SKILL.md did not match (None if taken for other roots)."""
+    found = _served_rows(snapshot, roots)
+    if found is None:
+        return None
+    rows: list[tuple[int, list[Any]]] = []
+    dropped: list[str] = []
+    for i, row in found:
+        checked = _verified(row)
+        if checked is None:
+            dropped.append(os.path.join(str(roots[i]), row[0]) if row[0] else str(roots[i]))
+        else:
+            rows.append((i, checked))
     where: dict[str, tuple[str, dict[str, str]]] = {}
     builders: list[tuple[str, Callable[[], Skill]]] = []
     dirs_by_root: dict[int, set[str]] = {}
@@ -507,8 +606,18 @@ def _restore(snapshot: Any, roots: Sequence[Path], generation: int) -> Catalog |
         for i, row in rows
         if not (row[0] and _folder_in_skill(row[0].rpartition("/")[0], dirs_by_root[i], memo))
     )
-    refusals = [Refusal(path, rule, message, line, skill) for path, rule, message, line, skill in snapshot["refusals"]]
-    return Catalog.deferred(builders, _RowLocator(where), refusals, generation, file_count=files)
+    refusals = [_refusal_from(item) for item in snapshot["refusals"]]
+    return Catalog.deferred(builders, _RowLocator(where), refusals, generation, file_count=files), dropped
+
+
+def _refusal_from(item: Any) -> Refusal:
+    """A refusal as the cache stored it, its types checked (TypeError otherwise) and its names printable."""
+    path, rule, message, line, skill = item
+    if not (isinstance(path, str) and isinstance(rule, str) and isinstance(message, str)):
+        raise TypeError("malformed refusal")
+    if not (line is None or type(line) is int) or type(skill) is not bool:
+        raise TypeError("malformed refusal")
+    return _printable(Refusal(path, rule, message, line, skill))
 
 
 @dataclass(frozen=True, slots=True)
@@ -540,7 +649,7 @@ def _priors(
         prior = priors[i]
         if prior is None:
             continue
-        skill_dir, _, frontmatter, line, real_dir, no_rules, rels, digests, sizes, mimes, stamps, moved = row
+        skill_dir, _, _, _, real_dir, no_rules, rels, digests, sizes, mimes, stamps, moved = row
         prefix = skill_dir + "/" if skill_dir else ""
         members = []
         for rel, digest, size, mime, stamp in zip(rels, digests, sizes, mimes, stamps, strict=True):
@@ -548,7 +657,9 @@ def _priors(
             usual = real_roots[i] + "/" + prefix + rel
             rec = _FileRecord(prefix + rel, None if where == usual else where, size, stamp, digest, mime)
             if rel == SKILL_FILE:
-                rec.frontmatter = (frontmatter, line)
+                # No stamp: the scan reads and parses every SKILL.md again (small files), so frontmatter is
+                # always parsed from the bytes on disk; a cache pairing true stamps with forged text fails.
+                rec.stamp = None
             prior.records[rec.rel] = rec
             members.append(rec)
         members.sort(key=_rel_of)
@@ -625,7 +736,7 @@ def _outermost(regions: Iterable[str]) -> list[str]:
     return kept
 
 
-def _rewalk(state: _RootState, region: str, progress: Progress | None) -> None:
+def _rewalk(state: _RootState, region: str, progress: Progress | None, distrust: set[str]) -> None:
     """Walk `region` (a root-relative folder) again and patch `state` with what it finds."""
     rules, ancestors, ignored = _context(state.real_root, region)
     real_dir = os.path.join(state.real_root, *region.split("/")) if region else state.real_root
@@ -663,6 +774,7 @@ def _rewalk(state: _RootState, region: str, progress: Progress | None) -> None:
         built_before=built_before,
         trusted_before_ns=state.trusted_before_ns,
         progress=progress,
+        distrust=distrust,
     )
 
 
@@ -685,13 +797,11 @@ def _context(real_root: str, region: str) -> tuple[IgnoreRules, frozenset[tuple[
         if depth == len(parts):
             break
         ancestors.add((st.st_dev, st.st_ino))
-        ignore_file = os.path.join(real, IGNORE_FILE)
-        if os.path.isfile(ignore_file):
-            try:
-                with open(ignore_file, encoding="utf-8") as fh:
-                    rules = rules.with_file(folder, fh.read().splitlines())
-            except (OSError, UnicodeDecodeError) as exc:
-                raise _NeedFullScan(f"ignore file unreadable: {exc}") from None
+        try:
+            if os.path.lexists(real + "/" + IGNORE_FILE):  # anything by that name: _ignore_lines refuses a non-file
+                rules = rules.with_file(folder, _ignore_lines(real))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise _NeedFullScan(f"ignore file unreadable: {_why(exc)}") from None  # the full walk reports it
         name = parts[depth]
         folder = _join(folder, name)
         real = os.path.join(real, name)
@@ -717,20 +827,28 @@ def _index_skills(
     built_before: dict[str, _Built | Refusal],
     trusted_before_ns: int,
     progress: Progress | None,
+    distrust: set[str],
 ) -> None:
-    """Hash the files of `skill_dirs` found by a walk (`walked`, sorted), then build each skill into `state`."""
+    """Hash the files of `skill_dirs` found by a walk (`walked`, sorted), then build each skill into `state`.
+
+    Files at a location in `distrust` are read again whatever their stamp, and their skills rebuilt."""
     in_skill = set(state.rules)
     root_is_skill = "" in in_skill
     memo: dict[str, bool] = {}
     todo = [f for f in walked if _in_some_skill(f.rel, in_skill, memo, root_is_skill=root_is_skill)]
     errors: dict[str, OSError] = {}
+    reread: set[str] = set()
     vanished: set[int] = set()
     root_prefix = state.real_root + "/"
     total = len(todo)
     for done, rec in enumerate(todo, 1):
+        path = rec.location or root_prefix + rec.rel
         prev = old.get(rec.rel)
         usable = prev if prev is not None and prev.stamp is not None else None
-        error = _hash_file(rec, rec.location or root_prefix + rec.rel, usable, trusted_before_ns)
+        if distrust and path in distrust:
+            usable = None
+            reread.add(rec.rel)
+        error = _hash_file(rec, path, usable, trusted_before_ns, state.real_root)
         if isinstance(error, FileNotFoundError):
             vanished.add(id(rec))  # removed (or renamed away) since the walk listed it: it is not there
         elif error is not None:
@@ -761,7 +879,7 @@ def _index_skills(
             isinstance(before, _Built)
             and before.signature == signature
             and (before.real_dir, before.rules, before.display) == (real_dir, rules, display)
-            and not any(rec.rel in errors for rec in members)
+            and not any(rec.rel in errors or rec.rel in reread for rec in members)
         ):
             state.results[skill_dir] = before  # unchanged: the published objects are shared, not rebuilt
             continue
@@ -802,10 +920,10 @@ def _walk_dir(
         return
     if any(e.name == IGNORE_FILE for e in entries):
         try:
-            lines = Path(real_dir, IGNORE_FILE).read_text(encoding="utf-8").splitlines()
-            rules = rules.with_file(rel_dir, lines)
+            rules = rules.with_file(rel_dir, _ignore_lines(real_dir))
         except (OSError, UnicodeDecodeError) as exc:
-            walk.bad_paths.append(Refusal(_join(rel_dir, IGNORE_FILE), "unreadable", f"ignore file unreadable: {exc}"))
+            rule = "not-a-file" if isinstance(exc, UnsafeFile) else "unreadable"
+            walk.bad_paths.append(Refusal(_join(rel_dir, IGNORE_FILE), rule, f"ignore file unreadable: {_why(exc)}"))
     here = os.stat(real_dir)
     ancestors = ancestors | {(here.st_dev, here.st_ino)}
     prefix = rel_dir + "/" if rel_dir else ""
@@ -858,6 +976,21 @@ def _walk_dir(
             walk.bad_paths.append(Refusal(rel, "not-a-file", "not a regular file (device, socket or pipe)"))
 
 
+def _ignore_lines(real_dir: str) -> list[str]:
+    """The lines of the ignore file in the real folder `real_dir`: a regular file of at most
+    MAX_IGNORE_FILE_BYTES in UTF-8, opened without waiting (a FIFO named like it must not hang a scan)."""
+    path = real_dir + "/" + IGNORE_FILE
+    data = read_regular(path, limit=MAX_IGNORE_FILE_BYTES, real_path=path)
+    if len(data) > MAX_IGNORE_FILE_BYTES:
+        raise OSError(errno.EFBIG, f"larger than {MAX_IGNORE_FILE_BYTES} bytes")
+    return data.decode("utf-8").splitlines()
+
+
+def _why(exc: BaseException) -> str:
+    """An OSError's reason without the path (the refusal names it), else the exception's text."""
+    return str(exc.strerror or exc) if isinstance(exc, OSError) else str(exc)
+
+
 def _signature(members: Sequence[_FileRecord], bad_paths: Iterable[Refusal], skill_dir: str) -> int:
     """What a walk saw of one skill folder, without reading content (its files with their stamps, and bad
     paths), hashed: equal for an unchanged folder."""
@@ -882,16 +1015,26 @@ def _bad_paths_outside_skills(state: _RootState) -> list[Refusal]:
 
 _CHUNK = 1 << 20
 _SNIFF = 8192
-_O_READ = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+_READ_ATTEMPTS = 3  # a file that changes size while being read is read again, this many times at most
+MAX_IGNORE_FILE_BYTES = 1 << 20  # a .skillwireignore larger than this is refused, not read
 
 
-def _hash_file(rec: _FileRecord, path: str, prev: _FileRecord | None, trusted_before_ns: int) -> OSError | None:
+class _ChangedWhileRead(OSError):
+    """A file's size changed between its fstat and the end of its read, on every attempt."""
+
+
+def _hash_file(
+    rec: _FileRecord, path: str, prev: _FileRecord | None, trusted_before_ns: int, real_root: str
+) -> OSError | None:
     """Fill in `rec`'s size, stamp, digest, MIME type (and, for a SKILL.md, frontmatter); an OSError if unreadable.
 
     The digest is taken from `prev` (the same path in the last scan, or in the digest cache) when the
     file's stamp still matches and is older than `trusted_before_ns`, else the file is read and hashed.
     The stat comes before the read: a write after it changes the ctime, so a digest is never filed
-    under a stamp the file no longer has.
+    under a stamp the file no longer has. The file is opened with `open_regular` (no wait on a FIFO
+    swapped in since the walk, no link followed, its real path checked inside `real_root`: it may have
+    been renamed since the walk, never moved out) and at most its size + 1 bytes
+    are read: a file that grows or shrinks meanwhile is read again, then counted unreadable.
     """
     rel = rec.rel
     is_skill_md = rel == SKILL_FILE or rel.endswith("/" + SKILL_FILE)
@@ -903,31 +1046,37 @@ def _hash_file(rec: _FileRecord, path: str, prev: _FileRecord | None, trusted_be
                 rec.size, rec.stamp = prev.size, prev.stamp
                 rec.digest, rec.mime, rec.frontmatter = prev.digest, prev.mime, prev.frontmatter
                 return None
-        fd = os.open(path, _O_READ)
+        fd, st = open_regular(path, within=real_root)
         try:
-            st = os.fstat(fd)
-            size = st.st_size
-            if size < _CHUNK:
-                data = os.read(fd, size + 1)
-                if len(data) > size:  # grew since the stat: read on to the end
-                    data = b"".join([data, *iter(lambda: os.read(fd, _CHUNK), b"")])
-                if mime == DEFAULT_MIME_TYPE and _looks_like_text(data[:_SNIFF]):
-                    mime = "text/plain"
-                digest = "sha256:" + hashlib.sha256(data).hexdigest()
-                kept = data if is_skill_md else None
-            else:
-                h = hashlib.sha256()
-                chunks: list[bytes] = []
-                first = True
-                while chunk := os.read(fd, _CHUNK):
-                    if first and mime == DEFAULT_MIME_TYPE and _looks_like_text(chunk[:_SNIFF]):
+            for _ in range(_READ_ATTEMPTS):
+                size = st.st_size
+                if size < _CHUNK:
+                    data = read_at_most(fd, size + 1)
+                    read = len(data)
+                    if mime == DEFAULT_MIME_TYPE and _looks_like_text(data[:_SNIFF]):
                         mime = "text/plain"
-                    first = False
-                    h.update(chunk)
-                    if is_skill_md:
-                        chunks.append(chunk)
-                digest = "sha256:" + h.hexdigest()
-                kept = b"".join(chunks) if is_skill_md else None
+                    digest = "sha256:" + hashlib.sha256(data).hexdigest()
+                    kept = data if is_skill_md else None
+                else:
+                    h = hashlib.sha256()
+                    chunks: list[bytes] = []
+                    read = 0
+                    while read <= size and (chunk := os.read(fd, min(_CHUNK, size + 1 - read))):
+                        if read == 0 and mime == DEFAULT_MIME_TYPE and _looks_like_text(chunk[:_SNIFF]):
+                            mime = "text/plain"
+                        read += len(chunk)
+                        h.update(chunk)
+                        if is_skill_md:
+                            chunks.append(chunk)
+                    digest = "sha256:" + h.hexdigest()
+                    kept = b"".join(chunks) if is_skill_md else None
+                if read == size:
+                    break
+                os.lseek(fd, 0, os.SEEK_SET)  # written to while read: read it whole again
+                st = os.fstat(fd)
+                mime = mime_type_for(rel)
+            else:
+                raise _ChangedWhileRead(errno.EAGAIN, "the file kept changing size while it was read")
         finally:
             os.close(fd)
     except OSError as exc:
@@ -954,6 +1103,7 @@ def _build_skill(
 ) -> tuple[Skill, dict[str, str] | None]:
     """Validate one skill folder and build its entry (and the files not at `real_dir`/path, if any);
     raise SkillError naming the broken rule."""
+    _check_names_encode(members, prefix, skill_path)
     for bad in bad_paths:
         raise SkillError(bad.message, rule=bad.rule, path=bad.path[len(prefix) :])
     check_limits((f.size if f.stamp is not None else 0 for f in members), path=SKILL_FILE)
@@ -993,6 +1143,63 @@ def _build_skill(
                 moved[rel] = location
     files.sort(key=_manifest_order)
     return Skill(skill_path, fm, tuple(files)), moved or None
+
+
+def _check_names_encode(members: Sequence[_FileRecord], prefix: str, skill_path: tuple[str, ...]) -> None:
+    """Raise SkillError (rule `file-name-encoding`) if the skill's folder or a file in it has a name that is
+    not valid UTF-8: no URI can name it (RFC 3986 percent-encodes UTF-8), so the skill cannot be published whole.
+
+    The OS hands such names over with the bad bytes as lone surrogates (PEP 383); the message shows them as
+    `\\xNN`. A name like that outside every skill is never indexed, so it costs nothing.
+    """
+    names = [*skill_path, *(rec.rel for rec in members)]
+    joined = "\n".join(names)
+    if joined.isascii():
+        return
+    try:
+        joined.encode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    else:
+        return
+    if not all(map(_encodes, skill_path)):
+        shown = shown_name("/".join(skill_path))
+        raise SkillError(
+            f"skill folder '{shown}' has a name that is not valid UTF-8, so no URI can name it; "
+            "rename it to valid UTF-8",
+            rule="file-name-encoding",
+            path=SKILL_FILE,
+        )
+    cut = len(prefix)
+    for rec in members:
+        inside = rec.rel[cut:]
+        if not _encodes(inside):
+            shown = shown_name(inside)
+            raise SkillError(
+                f"file name '{shown}' is not valid UTF-8, so no URI can name it; rename it to valid UTF-8",
+                rule="file-name-encoding",
+                path=shown,
+            )
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown_name(name: str) -> str:
+    """`name` with the bytes that are not UTF-8 (lone surrogates from os.listdir) written as `\\xNN`; safe to
+    encode, log, print or store as JSON. Names that are valid UTF-8 come back unchanged."""
+    if name.isascii():
+        return name
+    try:
+        raw = name.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate no OS call makes (from a file that is not a listing)
+        return name.encode("utf-8", "backslashreplace").decode("utf-8")
+    return raw.decode("utf-8", "backslashreplace")
 
 
 def _manifest_order(f: SkillFile) -> tuple[bool, str]:

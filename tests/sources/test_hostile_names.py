@@ -1,0 +1,107 @@
+"""File and folder names that are not UTF-8 (os.listdir hands them over with lone surrogates, PEP 383).
+
+skillwire choice (issue 9, hole 1): such a name costs only the skill holding it, refused with the rule
+`file-name-encoding` and the name shown escaped; outside every skill it is ignored; nothing published
+(refusals, the digest cache) carries a lone surrogate.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from skillwire.catalog import Catalog
+from skillwire.sources import filesystem
+from skillwire.sources.filesystem import FolderSource
+
+
+@pytest.fixture(autouse=True)
+def trust_fresh_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(filesystem, "RACY_NS", 0)
+
+
+def raw(path: Path, name: bytes) -> bytes:
+    return os.fsencode(path) + b"/" + name
+
+
+def make_root(tmp_path: Path) -> Path:
+    root = tmp_path / "skills"
+    for name in ("alpha", "beta"):
+        (root / name).mkdir(parents=True)
+        (root / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: Skill {name}\n---\n")
+    return root
+
+
+def published_text(catalog: Catalog) -> str:
+    """Everything a catalog publishes, as strict UTF-8 (raises on a lone surrogate)."""
+    text = json.dumps(
+        [[s.to_entry() for s in catalog.skills], [(r.path, r.rule, r.message) for r in catalog.refusals]],
+        ensure_ascii=False,
+    )
+    text.encode("utf-8")
+    return text
+
+
+def test_a_name_that_is_not_utf8_in_a_skill_refuses_only_that_skill(tmp_path: Path) -> None:
+    """`bad\\xff.md` in alpha raised UnicodeEncodeError while building URIs: no catalog at all."""
+    root = make_root(tmp_path)
+    open(raw(root / "alpha", b"bad\xff.md"), "wb").close()
+    os.mkdir(raw(root / "beta", b"sub\xfe"))  # an empty folder holds no file: nothing to name, nothing refused
+    catalog = FolderSource([root]).scan()
+    assert [s.uri for s in catalog.skills] == ["skill://beta/SKILL.md"]
+    [refusal] = catalog.refusals
+    assert (refusal.rule, refusal.skill) == ("file-name-encoding", True)
+    assert refusal.path.endswith("alpha/bad\\xff.md")
+    assert "'bad\\xff.md'" in refusal.message
+    assert "rename it to valid UTF-8" in refusal.message
+    published_text(catalog)
+
+
+def test_a_skill_folder_whose_name_is_not_utf8_is_refused_alone(tmp_path: Path) -> None:
+    root = make_root(tmp_path)
+    folder = raw(root, b"gamma\xfe")
+    os.mkdir(folder)
+    with open(folder + b"/SKILL.md", "wb") as fh:
+        fh.write(b"---\nname: gamma\ndescription: Skill gamma\n---\n")
+    catalog = FolderSource([root]).scan()
+    assert [s.uri for s in catalog.skills] == ["skill://alpha/SKILL.md", "skill://beta/SKILL.md"]
+    assert [(r.rule, "gamma\\xfe" in r.message) for r in catalog.refusals] == [("file-name-encoding", True)]
+    published_text(catalog)
+
+
+def test_a_name_that_is_not_utf8_outside_every_skill_is_ignored(tmp_path: Path) -> None:
+    """Outside every skill nothing is indexed: such a file is ignored, a bad link there is reported escaped."""
+    root = make_root(tmp_path)
+    open(raw(root, b"notes\xff.txt"), "wb").close()
+    os.symlink("/nowhere", raw(root, b"dangling\xff"))
+    catalog = FolderSource([root]).scan()
+    assert len(catalog) == 2
+    assert [(r.path.endswith("dangling\\xff"), r.rule, r.skill) for r in catalog.refusals] == [
+        (True, "link-dangles", False)
+    ]
+    published_text(catalog)
+
+
+def test_a_name_that_is_not_utf8_survives_the_digest_cache(tmp_path: Path) -> None:
+    """The cache is written, restored and rescanned with such a name present; it never carries a surrogate."""
+    root = make_root(tmp_path)
+    open(raw(root / "alpha", b"bad\xff.md"), "wb").close()
+    cache = tmp_path / "digests.json"
+    cold = FolderSource([root], digest_cache=cache).scan()
+    cache.read_bytes().decode("utf-8")
+    assert "\\udc" not in cache.read_text(encoding="utf-8")
+    source = FolderSource([root], digest_cache=cache)
+    restored = source.restore()
+    assert restored is not None
+    assert [s.uri for s in restored.skills] == ["skill://beta/SKILL.md"]
+    assert [r.rule for r in restored.refusals] == ["file-name-encoding"]
+    warm = source.scan(1)
+    assert published_text(warm) == published_text(cold)
+    os.unlink(raw(root / "alpha", b"bad\xff.md"))  # renamed away: the skill comes back
+    assert [s.uri for s in source.update([str(root / "alpha")], generation=2).skills] == [
+        "skill://alpha/SKILL.md",
+        "skill://beta/SKILL.md",
+    ]
