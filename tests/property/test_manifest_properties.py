@@ -50,11 +50,11 @@ def _builtin_ignored(name: str, is_dir: bool) -> bool:
 
 @dataclass
 class Reference:
-    """What the naive walk found: files (root-relative path -> path to read) and bad paths (path -> rule)."""
+    """What the naive walk found: files (root-relative path -> path to read) and bad paths (path, rule)."""
 
     root: str
     files: dict[str, str] = field(default_factory=dict)
-    bad: dict[str, str] = field(default_factory=dict)
+    bad: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _join(folder: str, name: str) -> str:
@@ -62,7 +62,8 @@ def _join(folder: str, name: str) -> str:
 
 
 def _under(rel: str, folder: str) -> bool:
-    return folder == "" or rel.startswith(folder + "/")
+    """`rel` is in `folder`, or is the folder itself (a bad path there, such as the link that makes it, counts)."""
+    return folder in ("", rel) or rel.startswith(folder + "/")
 
 
 def _ignored(rel: str, is_dir: bool, specs: list[tuple[str, pathspec.GitIgnoreSpec]]) -> bool:
@@ -87,37 +88,44 @@ def reference_walk(
 ) -> None:
     """Record every file a served root holds, following links whose real target is inside the root."""
     names = sorted(os.listdir(folder))
-    if ".skillwireignore" in names:
-        try:
-            text = Path(folder, ".skillwireignore").read_bytes().decode("utf-8")
-            specs = [*specs, (rel_dir, pathspec.GitIgnoreSpec.from_lines(text.splitlines()))]
-        except UnicodeDecodeError:
-            ref.bad[_join(rel_dir, ".skillwireignore")] = "unreadable"
+    if ".skillwireignore" in names:  # read only if it is a regular file (a link to one is not), in UTF-8
+        ignore_file = os.path.join(folder, ".skillwireignore")
+        mode = os.lstat(ignore_file).st_mode
+        if stat.S_ISLNK(mode):
+            ref.bad.append((_join(rel_dir, ".skillwireignore"), "unreadable"))
+        elif not stat.S_ISREG(mode):
+            ref.bad.append((_join(rel_dir, ".skillwireignore"), "not-a-file"))
+        else:
+            try:
+                text = Path(ignore_file).read_bytes().decode("utf-8")
+                specs = [*specs, (rel_dir, pathspec.GitIgnoreSpec.from_lines(text.splitlines()))]
+            except UnicodeDecodeError:
+                ref.bad.append((_join(rel_dir, ".skillwireignore"), "unreadable"))
     for name in names:
         rel, path = _join(rel_dir, name), os.path.join(folder, name)
         is_link = os.path.islink(path)
         try:
             st_ = os.stat(path)
         except FileNotFoundError:
-            ref.bad[rel] = "link-dangles"
+            ref.bad.append((rel, "link-dangles"))
             continue
         except OSError:  # a link to itself
-            ref.bad[rel] = "unreadable"
+            ref.bad.append((rel, "unreadable"))
             continue
         is_dir = stat.S_ISDIR(st_.st_mode)
         if _builtin_ignored(name, is_dir) or _ignored(rel, is_dir, specs):
             continue
         real = os.path.realpath(path)
         if is_link and not (real == ref.root or real.startswith(ref.root + "/")):
-            ref.bad[rel] = "link-escapes"
+            ref.bad.append((rel, "link-escapes"))
         elif is_dir and real in ancestors:
-            ref.bad[rel] = "link-loop"
+            ref.bad.append((rel, "link-loop"))
         elif is_dir:
             reference_walk(ref, real, rel, ancestors | {real}, specs)
         elif stat.S_ISREG(st_.st_mode):
             ref.files[rel] = path
         else:
-            ref.bad[rel] = "not-a-file"
+            ref.bad.append((rel, "not-a-file"))
 
 
 @dataclass
@@ -125,6 +133,15 @@ class Expected:
     served: dict[str, list[tuple[str, str, int]]]  # skill URI -> manifest (uri, digest, size), SKILL.md first
     refused: dict[str, set[tuple[str, str]]]  # skill folder -> the (refusal path, rule) pairs it may be refused with
     outside: set[tuple[str, str]]  # bad paths in no skill: (path, rule)
+
+
+def _shown(path: str) -> str:
+    """A path as refusals show it: bytes that are not UTF-8 (lone surrogates from os.listdir) written as \\xNN."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def _utf8(name: str) -> bool:
+    return os.fsencode(name).decode("utf-8", "replace") == name
 
 
 def _uri(segments: list[str]) -> str:
@@ -158,14 +175,23 @@ def expected_catalog(root: Path) -> Expected:
     skill_dirs = sorted({rel.rpartition("/")[0] for rel in ref.files if rel.rpartition("/")[2] == "SKILL.md"})
     base = [os.path.basename(real_root)] if "" in skill_dirs else []
     result = Expected({}, {}, set())
-    for path, rule in ref.bad.items():
+    for path, rule in ref.bad:
         if not any(_under(path, d) for d in skill_dirs):
-            result.outside.add((path, rule))
+            result.outside.add((_shown(path), rule))
     for d in skill_dirs:
         cut = len(d) + 1 if d else 0
         display = os.path.join(str(root), d) if d else str(root)
         skill_path = base + (d.split("/") if d else [])
-        bad = {(os.path.join(display, p[cut:]), r) for p, r in ref.bad.items() if _under(p, d)}
+        member_rels = [rel[cut:] for rel in ref.files if _under(rel, d)]
+        if not all(map(_utf8, skill_path)):  # no URI can name the skill (issue 9: file-name-encoding)
+            result.refused[d] = {(_shown(os.path.join(display, "SKILL.md")), "file-name-encoding")}
+            continue
+        bad_names = {(_shown(os.path.join(display, r)), "file-name-encoding") for r in member_rels if not _utf8(r)}
+        if bad_names:
+            result.refused[d] = bad_names
+            continue
+        # A bad path is reported inside the skill; one at the skill's folder itself, at its SKILL.md.
+        bad = {(_shown(os.path.join(display, p[cut:] or "SKILL.md")), r) for p, r in ref.bad if _under(p, d)}
         if bad:
             result.refused[d] = bad
             continue
@@ -196,12 +222,13 @@ def expected_catalog(root: Path) -> Expected:
 SKILL_NAMES = ["alpha", "beta-2", "gamma", "x1"]
 FOLDER_NAMES = [
     *SKILL_NAMES, "Bad", "a b", "é", "e\u0301", ".curated", "#dir", "%2e%2e", "?q", "d" * 200, "-x", "docs",
-    "build", "node_modules", ".git", "__pycache__", "CVS", "日本",
+    "build", "node_modules", ".git", "__pycache__", "CVS", "日本", os.fsdecode(b"dir\xff"),
 ]  # fmt: skip
 FILE_NAMES = [
     "a.md", "b.txt", "a b.md", "é.md", "日本.txt", ".hidden", "#x", "%41.md", "%2e%2e", "?q", "f" * 200, "a:b",
     "-x", "UPPER.MD", "x.tmp", "keep.tmp", "secret.md", ".DS_Store", "x.pyc", "._x", ".gitkeep", "Thumbs.db",
-    "skill.md", "[x]", "a&b=c", "~", "'", "x.", "..x", "...", "\u202eevil.md", "zero\u200bwidth",
+    "skill.md", "[x]", "a&b=c", "~", "'", "x.", "..x", "...", "\u202eevil.md", "zero\u200bwidth", ".skillwireignore",
+    os.fsdecode(b"bad\xff.md"), os.fsdecode(b"\xe9t\xe9.txt"), os.fsdecode(b"cut\xe2\x82.md"),  # not UTF-8
 ]  # fmt: skip
 IGNORE_LINES = [
     "*.tmp", "!keep.tmp", "build/", "docs", "secret.md", "/a.md", "docs/*.md", "*.txt", "# comment", "", "alpha/",
@@ -219,7 +246,7 @@ def _skill_md(variant: str, name: str) -> bytes:
         "too-deep": f"---\nname: {name}\ndescription: d\nx: {'[' * 80}{']' * 80}\n---\n",
         "bom-crlf": f"\ufeff---\r\nname: {name}\r\ndescription: Does a thing\r\n---\r\nbody\r\n",
         "not-utf8": f"---\nname: {name}\ndescription: caf\xe9\n---\n",
-    }[variant].encode("latin-1" if variant == "not-utf8" else "utf-8")
+    }[variant].encode("latin-1" if variant == "not-utf8" else "utf-8", "surrogateescape")
 
 
 Op = tuple[str, str, object]  # (kind, root-relative path, payload)
@@ -354,6 +381,10 @@ EVERY_RULE: list[Op] = [
     *_skill("x1"), ("link", "x1/loop", "."), *_skill("docs", "wrong-name"), ("link", "docs/self", "self"),
     ("link", "dangling", "no/such/target"), ("fifo", "pipe", None), ("dir", "é", None), ("file", "é/a.md", b""),
     *_skill(".curated", "too-deep"), ("dir", ".git", None), *_skill(".git/beta-2"),
+    *_skill("delta"), ("file", os.fsdecode(b"delta/bad\xff.md"), b"x"), ("dir", os.fsdecode(b"dir\xff"), None),
+    *_skill(os.fsdecode(b"dir\xff/alpha")), ("file", os.fsdecode(b"\xe9t\xe9.txt"), b"outside every skill"),
+    *_skill("epsilon"), ("fifo", "epsilon/.skillwireignore", None), *_skill("zeta"),
+    ("link", "zeta/.skillwireignore", "../gamma/.skillwireignore"), ("link", os.fsdecode(b"lost\xff"), "nowhere"),
 ]  # fmt: skip
 ROOT_IS_A_SKILL: list[Op] = [("file", "SKILL.md", _skill_md("valid", "root")), *_skill("alpha"), ("file", "a.md", b"a")]
 
