@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from skillwire.errors import DigestMismatch, FrontmatterError, FrontmatterMismatch, SizeMismatch, VerificationError
@@ -81,15 +81,31 @@ def skill_files(draw: st.DrawFn) -> tuple[SkillEntry, bytes]:
     fields.update(draw(st.dictionaries(field_names, json_values, max_size=4)))
     lines = "".join(f"{json.dumps(k)}: {json.dumps(v)}\n" for k, v in fields.items())
     body = draw(st.text(max_size=200))
-    data = f"---\n{lines}---\n{body}".encode()
-    frontmatter = parse_skill_md(data).frontmatter  # what a server publishes: the parsed frontmatter
+    return _skill_file(f"---\n{lines}---\n{body}".encode())
+
+
+def _skill_file(data: bytes) -> tuple[SkillEntry, bytes]:
+    """The entry a server publishes for SKILL.md `data` (frontmatter as parsed from it), and the bytes."""
+    frontmatter = parse_skill_md(data).frontmatter
     uri = "skill://pdf-processing/SKILL.md"
     listed = [{"uri": uri, "digest": digest_of(data), "size": len(data)}]
     return parse_entry({"uri": uri, "frontmatter": frontmatter, "resources": listed}), data
 
 
+def _numbers_as_doubles(value: Any) -> Any:
+    """JSON numbers as JavaScript holds them (0 and 0.0 are one number); booleans stay booleans."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, list):
+        return [_numbers_as_doubles(v) for v in value]
+    return {k: _numbers_as_doubles(v) for k, v in value.items()}
+
+
 def _same_json(a: Any, b: Any) -> bool:
-    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    """Equal as JSON values: key order aside, numbers compared as doubles."""
+    return json.dumps(_numbers_as_doubles(a), sort_keys=True) == json.dumps(_numbers_as_doubles(b), sort_keys=True)
 
 
 @given(skill_files(), st.data())
@@ -117,6 +133,9 @@ def test_any_one_byte_change_to_skill_md_is_caught_by_digest_size_or_frontmatter
 
 
 @given(skill_files(), field_names, json_values, st.sampled_from(["change", "add", "remove"]))
+@example(  # found by make fuzz: 0 and 0.0 are one JSON number, so this "change" changes nothing
+    _skill_file(b'---\n"name": "pdf-processing"\n"description": "0"\n"0": [[0, 0]]\n---\n'), "0", [[0, 0.0]], "change"
+)
 def test_any_change_to_the_entry_frontmatter_is_caught_naming_the_field(
     skill: tuple[SkillEntry, bytes], field: str, value: Any, how: str
 ) -> None:
