@@ -43,6 +43,7 @@ def test_validate_text_refuses_a_name_that_is_not_utf8_and_shows_it_escaped(tree
 
 def test_validate_json_refuses_a_name_that_is_not_utf8_and_shows_it_escaped(tree: Path) -> None:
     """`validate --format json` crashed on the same file: the report must stay valid UTF-8 JSON."""
+    open(os.fsencode(tree / "beta") + b"/cache\xfe.pyc", "wb").close()  # ignored, so listed as not served
     done = run_skillwire("validate", str(tree), "--format", "json", timeout=FREEZE_S)
     assert done.returncode == 1, done.stderr
     report = json.loads(done.stdout)
@@ -52,6 +53,7 @@ def test_validate_json_refuses_a_name_that_is_not_utf8_and_shows_it_escaped(tree
     assert refused["path"].endswith("alpha/bad\\xff.md")
     assert "bad\\xff.md" in refused["message"]
     assert refused["fix"] == "rename it to valid UTF-8"
+    assert [w["path"].rsplit("/", 1)[-1] for w in report["warnings"] if w["rule"] == "not-served"] == ["cache\\xfe.pyc"]
 
 
 def test_a_fifo_named_skillwireignore_does_not_hang_validate(tree: Path) -> None:

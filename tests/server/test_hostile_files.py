@@ -19,6 +19,9 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from skillwire.server import watch
+from skillwire.server.service import SkillService
+from skillwire.sources.filesystem import FolderSource
 from tests.support.servers import (
     INVALID_PARAMS,
     HttpServer,
@@ -136,6 +139,36 @@ async def test_a_file_name_that_is_not_utf8_added_while_serving_costs_only_its_s
             assert beta.contents[0]["text"].encode() == INVOICE
         assert "Traceback" not in server.stderr
         server.assert_alive()
+
+
+async def test_a_folder_name_that_is_not_utf8_keeps_the_watcher_alive(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """watchfiles cannot even start under such a folder: the watcher restarted forever and new skills never came."""
+    monkeypatch.setattr(watch, "_UNDECODABLE_RESCAN_S", 0.2, raising=False)  # the test cannot wait 10 s
+    root = make_root(tmp_path)
+    os.mkdir(os.fsencode(root) + b"/gamma\xfe")
+    open(os.fsencode(root) + b"/gamma\xfe/SKILL.md", "wb").close()
+    service = SkillService(FolderSource([root]))
+    async with anyio.create_task_group() as tg:
+        with anyio.fail_after(FREEZE_S):
+            await tg.start(lambda task_status: watch.watch_and_rebuild(service, task_status=task_status))
+        add_skill(root, "delta")
+
+        async def delta_served() -> bool:
+            return "skill://delta/SKILL.md" in service.catalog.skill_uris
+
+        await wait_for(delta_served)
+        assert [r.rule for r in service.catalog.refusals] == ["file-name-encoding"]
+        os.rename(os.fsencode(root) + b"/gamma\xfe", root / "gamma")  # renamed: the watcher comes back
+        await anyio.sleep(1.0)
+        add_skill(root, "epsilon")
+
+        async def epsilon_served() -> bool:
+            return "skill://epsilon/SKILL.md" in service.catalog.skill_uris
+
+        await wait_for(epsilon_served)
+        tg.cancel_scope.cancel()
 
 
 # -- hole 2: a served file swapped after indexing ---------------------------------------------------------------------

@@ -239,3 +239,25 @@ def test_a_corrupt_snapshot_is_ignored(tmp_path: Path, snapshot: bytes) -> None:
     source = FolderSource([root], digest_cache=cache)
     assert source.restore() is None
     assert entries(source.scan()) == entries(FolderSource([root]).scan())
+
+
+@pytest.mark.parametrize("restore_first", [False, True], ids=["scan", "restore-then-scan"])
+def test_forged_frontmatter_that_python_calls_equal_is_replaced_by_the_parsed_one(
+    tmp_path: Path, restore_first: bool
+) -> None:
+    """A cache whose frontmatter says 1 where SKILL.md says true (1 == True in Python) must not be published."""
+    root, cache = tmp_path / "skills", tmp_path / "digests.json"
+    make_catalog(root)
+    (root / "team" / "alpha" / "SKILL.md").write_text("---\nname: alpha\ndescription: Does alpha\nbeta: true\n---\n")
+    FolderSource([root], digest_cache=cache).scan()
+    header, snapshot = cache.read_bytes().split(b"\n", 1)
+    forged = snapshot.replace(b'"beta":true', b'"beta":1', 1)
+    assert forged != snapshot
+    cache.write_bytes(header + b"\n" + forged)
+    source = FolderSource([root], digest_cache=cache)
+    if restore_first:
+        restored = source.restore()
+        assert restored is not None
+        assert restored.skill("skill://team/alpha/SKILL.md").frontmatter["beta"] is True  # type: ignore[union-attr]
+    fm = source.scan(1).skill("skill://team/alpha/SKILL.md").frontmatter  # type: ignore[union-attr]
+    assert fm["beta"] is True

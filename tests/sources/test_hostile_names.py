@@ -1,7 +1,7 @@
 """File and folder names that are not UTF-8 (os.listdir hands them over with lone surrogates, PEP 383).
 
 skillwire choice (issue 9, hole 1): such a name costs only the skill holding it, refused with the rule
-`file-name-encoding` and the name shown escaped; outside every skill it is ignored; nothing published
+`file-name-encoding` and the name shown escaped; outside every skill it is a skipped path; nothing published
 (refusals, the digest cache) carries a lone surrogate.
 """
 
@@ -49,7 +49,7 @@ def test_a_name_that_is_not_utf8_in_a_skill_refuses_only_that_skill(tmp_path: Pa
     """`bad\\xff.md` in alpha raised UnicodeEncodeError while building URIs: no catalog at all."""
     root = make_root(tmp_path)
     open(raw(root / "alpha", b"bad\xff.md"), "wb").close()
-    os.mkdir(raw(root / "beta", b"sub\xfe"))  # an empty folder holds no file: nothing to name, nothing refused
+    open(raw(root / "beta", b"cache\xff.pyc"), "wb").close()  # ignored (built-in rules) like any other name
     catalog = FolderSource([root]).scan()
     assert [s.uri for s in catalog.skills] == ["skill://beta/SKILL.md"]
     [refusal] = catalog.refusals
@@ -60,28 +60,38 @@ def test_a_name_that_is_not_utf8_in_a_skill_refuses_only_that_skill(tmp_path: Pa
     published_text(catalog)
 
 
-def test_a_skill_folder_whose_name_is_not_utf8_is_refused_alone(tmp_path: Path) -> None:
+def test_a_folder_whose_name_is_not_utf8_refuses_its_skill_and_nothing_below_is_read(
+    tmp_path: Path, opened: list[str]
+) -> None:
+    """Inside a skill it refuses that skill; as a skill folder it refuses that skill. No file below it is opened
+    (the file watcher stops on any event naming such a path)."""
     root = make_root(tmp_path)
+    os.mkdir(raw(root / "beta", b"sub\xfe"))
+    open(raw(root / "beta", b"sub\xfe/notes.md"), "wb").close()
     folder = raw(root, b"gamma\xfe")
     os.mkdir(folder)
     with open(folder + b"/SKILL.md", "wb") as fh:
         fh.write(b"---\nname: gamma\ndescription: Skill gamma\n---\n")
     catalog = FolderSource([root]).scan()
-    assert [s.uri for s in catalog.skills] == ["skill://alpha/SKILL.md", "skill://beta/SKILL.md"]
-    assert [(r.rule, "gamma\\xfe" in r.message) for r in catalog.refusals] == [("file-name-encoding", True)]
+    assert [s.uri for s in catalog.skills] == ["skill://alpha/SKILL.md"]
+    found = sorted((r.rule, r.skill, r.path.removeprefix(str(root) + "/")) for r in catalog.refusals)
+    assert found == [
+        ("file-name-encoding", True, "beta/sub\\xfe/notes.md"),
+        ("file-name-encoding", True, "gamma\\xfe/SKILL.md"),
+    ]
+    assert not [p for p in opened if not p.isascii()]
     published_text(catalog)
 
 
 def test_a_name_that_is_not_utf8_outside_every_skill_is_ignored(tmp_path: Path) -> None:
-    """Outside every skill nothing is indexed: such a file is ignored, a bad link there is reported escaped."""
+    """Outside every skill nothing is indexed: such names are reported, escaped, as skipped paths (no skill lost)."""
     root = make_root(tmp_path)
     open(raw(root, b"notes\xff.txt"), "wb").close()
     os.symlink("/nowhere", raw(root, b"dangling\xff"))
     catalog = FolderSource([root]).scan()
     assert len(catalog) == 2
-    assert [(r.path.endswith("dangling\\xff"), r.rule, r.skill) for r in catalog.refusals] == [
-        (True, "link-dangles", False)
-    ]
+    found = sorted((r.path.rsplit("/", 1)[-1], r.rule, r.skill) for r in catalog.refusals)
+    assert found == [("dangling\\xff", "file-name-encoding", False), ("notes\\xff.txt", "file-name-encoding", False)]
     published_text(catalog)
 
 

@@ -195,8 +195,9 @@ def _shown(catalog: Catalog, uri: str, roots: Sequence[Path]) -> str:
     for root in roots:
         real = os.path.realpath(root)
         if location.startswith(real.rstrip(os.sep) + os.sep):
-            return os.path.join(str(root), os.path.relpath(location, real))
-    return location
+            # shown_name: a root's own path may hold bytes that are not UTF-8
+            return shown_name(os.path.join(str(root), os.path.relpath(location, real)))
+    return shown_name(location)
 
 
 # -- human output ---------------------------------------------------------------------------------------------------

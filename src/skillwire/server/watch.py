@@ -48,6 +48,7 @@ _SEND_TIMEOUT_S = 5.0  # a handshake-era client that stops reading must not stal
 MAX_REMEMBERED_SESSIONS = 1_024
 LISTEN_METHOD = "subscriptions/listen"
 _UNDECODABLE = "Unable to decode path"  # watchfiles' error for a path that is not UTF-8
+_UNDECODABLE_RESCAN_S = 10.0  # how often to rescan while such a folder keeps the watcher from starting
 
 
 async def watch_and_rebuild(
@@ -76,6 +77,7 @@ async def watch_and_rebuild(
     reported: set[Path] = set()  # roots already reported as not watchable, so each is said once
     delay = _RESTART_DELAY_S
     previous: tuple[Path, ...] | None = None
+    degraded = False  # rescanning on a timer: watchfiles cannot start under a folder whose name is not UTF-8
     while True:
         roots = _watchable(all_roots)
         for root in sorted(set(all_roots) - set(roots) - reported):
@@ -92,6 +94,7 @@ async def watch_and_rebuild(
             continue
         previous = roots
         catch_up = True  # once this watcher is up: whatever changed while nothing watched
+        up = False  # this watcher yielded once: it is set up
         try:
             batches = awatch(
                 *roots,
@@ -103,6 +106,7 @@ async def watch_and_rebuild(
             )
             async with aclosing(batches):  # a `break` releases the native watcher at once, not at GC
                 async for changes in batches:
+                    up = True
                     if changes or catch_up:
                         logger.debug("%d file changes under %s; rebuilding", len(changes), _show(roots))
                         await _rebuild(service, None if catch_up else sorted({path for _, path in changes}))
@@ -111,20 +115,46 @@ async def watch_and_rebuild(
                         started = True
                         task_status.started()
                     delay = _RESTART_DELAY_S
+                    if degraded:
+                        degraded = False
+                        logger.warning("watching %s again", _show(roots))
                     if _watchable(all_roots) != roots:
                         break  # a root appeared or went away: watch the new set (and catch up once it is up)
         except Exception as err:
-            if _UNDECODABLE in str(err):
-                # watchfiles cannot hand over a changed path whose name is not UTF-8 and stops; the change
-                # is real, so watch again at once and let the catch-up rescan find it (the source refuses
-                # the skill holding that name, nothing else).
-                logger.info("a file whose name is not UTF-8 changed under %s; rescanning", _show(roots))
+            if _undecodable(err) and up:
+                # watchfiles stops on a changed path whose name is not UTF-8; the change is real, so watch
+                # again at once and let the catch-up rescan find it (the source refuses the skill holding it).
+                logger.info("a path whose name is not UTF-8 changed under %s; rescanning", _show(roots))
+                continue
+            if _undecodable(err):
+                # watchfiles cannot even start while a folder under a root has such a name: rescan on a
+                # timer instead, and try the watcher again each time (it is back once the folder is renamed).
+                if not degraded:
+                    logger.warning(
+                        "cannot watch %s: a folder name under it is not UTF-8 (see the refusals); rescanning "
+                        "every %.0fs until it is renamed",
+                        _show(roots),
+                        _UNDECODABLE_RESCAN_S,
+                    )
+                degraded = True
+                await _rebuild(service)
+                if not started:
+                    started = True
+                    task_status.started()
+                await anyio.sleep(_UNDECODABLE_RESCAN_S)
                 continue
             # the watcher itself failed: keep serving, try again
             logger.warning("watching %s stopped (%s); trying again in %.0fs", _show(roots), err, delay)
             logger.debug("watcher failure", exc_info=True)
             await anyio.sleep(delay)
             delay = min(delay * 2, _MAX_RESTART_DELAY_S)
+
+
+def _undecodable(err: BaseException) -> bool:
+    """True if watchfiles failed on a path whose name is not UTF-8 (perhaps inside an exception group)."""
+    if isinstance(err, BaseExceptionGroup):
+        return any(_undecodable(e) for e in err.exceptions)
+    return _UNDECODABLE in str(err)
 
 
 def _watchable(roots: tuple[Path, ...]) -> tuple[Path, ...]:

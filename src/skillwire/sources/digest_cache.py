@@ -8,10 +8,13 @@ unprivileged call can set it back, unlike mtime), so an edit that keeps the size
 restores the mtime still misses. Files changed in the last moments before a scan
 (`RACY_NS`) are never trusted by their key: timestamps are coarser than writes.
 
-A restart publishes this catalog before touching the disk (`FolderSource.restore`),
-then checks the disk: a walk and a stat per file, reading only files whose key
-changed. The cache is only a hint: the server re-hashes a file on every read, so a
-stale entry can never serve bytes that disagree with the manifest. A missing, corrupt
+A restart publishes this catalog after reading only each skill's SKILL.md
+(`FolderSource.restore`: frontmatter is parsed from those bytes, never taken from the
+file), then checks the disk: a walk and a stat per file, reading only files whose key
+changed, and every SKILL.md. The cache is only a hint, and may be forged: the server
+re-hashes a file on every read (and re-hashes it whatever its key if the bytes disagree),
+checks that the file it opens is at the recorded resolved path, so a stale or forged
+entry can never serve bytes that disagree with the manifest, nor bytes from outside a root. A missing, corrupt
 or unreadable cache file is ignored with a warning; so is a path that is not a regular
 file (a FIFO is never waited on, and never replaced). It is written atomically (a
 temporary file renamed over it, readable by its owner only) after each full scan.
@@ -24,6 +27,7 @@ temporary file renamed over it, readable by its owner only) after each full scan
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import logging
 import os
@@ -39,6 +43,7 @@ FileKey = tuple[int, int, int, int, int]  # (st_dev, st_ino, st_size, st_mtime_n
 
 _FORMAT = "skillwire-digest-cache"
 _VERSION = 3
+MAX_CACHE_BYTES = 1 << 30  # far above a 100,000-skill catalog's cache (about 100 MB); a larger file is not read
 RACY_NS = 2_000_000_000  # files changed less than this long before a scan are not trusted by their key
 
 
@@ -74,7 +79,9 @@ class DigestCache:
         """The cache stored at `path`; empty (with a warning) if it is unreadable or corrupt, or silently if missing."""
         try:
             # A FIFO or a device named as the cache must not hang the start, nor /dev/zero fill memory.
-            raw = read_regular(os.fspath(path), follow_links=True)
+            raw = read_regular(os.fspath(path), limit=MAX_CACHE_BYTES, follow_links=True)
+            if len(raw) > MAX_CACHE_BYTES:
+                raise UnsafeFile(errno.EFBIG, f"larger than {MAX_CACHE_BYTES >> 20} MiB")
         except FileNotFoundError:
             return cls(path)
         except OSError as exc:

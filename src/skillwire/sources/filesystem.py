@@ -7,7 +7,13 @@ is itself a skill, its own folder name is the path. Symbolic links are followed
 only when their target, fully resolved, stays inside the root; a link that
 leaves the root or dangles is refused, and so is any skill that contains one
 (a manifest must be complete, so a skill missing a file is not served). One
-bad skill never stops the others: it is left out with a `Refusal`.
+bad skill never stops the others: it is left out with a `Refusal`. A file or
+folder whose name is not valid UTF-8 refuses the skill holding it, or the skill it
+is (rule `file-name-encoding`, the name shown with its bad bytes as `\\xNN`), and no
+file so named (or below such a folder) is ever opened; outside every skill such a
+file is only reported as a skipped path. Files are only ever
+opened through `safe_open.open_regular` (no wait on a FIFO, no link followed,
+at most size + 1 bytes read).
 
 The source remembers what it indexed. A later `scan()` re-reads only files whose
 (device, inode, size, mtime, ctime) changed, and `update(paths)` re-walks only the
@@ -78,6 +84,9 @@ class _FileRecord:
     mime: str = DEFAULT_MIME_TYPE
     # A SKILL.md's parsed frontmatter and its first line, or why it did not parse.
     frontmatter: tuple[dict[str, Any], int] | SkillError | None = None
+    # hash((st_dev, st_ino)) the walk saw, until hashed: a file opened by path that is this one is where the walk
+    # found it (inside the root), so its path need not be resolved again.
+    ident: int | None = None
 
 
 @dataclass(slots=True)
@@ -157,7 +166,8 @@ class FolderSource:
         self._logged: set[Refusal] = set()
         self._publish_refusals: list[Refusal] = []
         self._restored = False  # published from the digest cache's snapshot; nothing checked on disk yet
-        self._restored_from: tuple[Any, Catalog] | None = None  # that snapshot and catalog, until the first scan
+        # That snapshot, its catalog and the SKILL.md files read to make it, until the first scan.
+        self._restored_from: tuple[Any, Catalog, _Checked] | None = None
         self._distrust: set[str] = set()  # during update(): locations to read again whatever their stamp
         self._cache_reported = False
 
@@ -187,12 +197,12 @@ class FolderSource:
 
         After `restore()`, its decoded snapshot and catalog are used, so the skills it published are shared."""
         none: list[_Prior | None] = [None] * len(self.roots)
-        snapshot, restored = self._restored_from or (cache.snapshot() if cache is not None else None, None)
+        snapshot, restored, checked = self._restored_from or (cache.snapshot() if cache is not None else None, None, {})
         if snapshot is None:
             return none
         try:
             trusted = cache.trusted_before_ns if cache is not None else []
-            priors = _priors(snapshot, self.roots, trusted, restored)
+            priors = _priors(snapshot, self.roots, trusted, restored, checked)
         except (ValueError, TypeError, KeyError, IndexError, AttributeError, SkillError) as exc:
             self._cache_ignored(f"unusable ({exc})")
             return none
@@ -231,14 +241,14 @@ class FolderSource:
             if snapshot is None:
                 return None
             try:
-                restored = _restore(snapshot, self.roots, generation)
+                restored = _restore(snapshot, self.roots, generation, time.time_ns() - RACY_NS)
             except (ValueError, TypeError, KeyError, IndexError, AttributeError, SkillError) as exc:
                 self._cache_ignored(f"unusable ({exc})")
                 return None
         if restored is None:
             self._cache_ignored("it was written for other roots, or a root now resolves elsewhere")
             return None
-        catalog, dropped = restored
+        catalog, dropped, checked = restored
         if dropped:
             cache_ignored(
                 self.digest_cache_path,
@@ -246,7 +256,7 @@ class FolderSource:
                 f"so they are not restored but indexed afresh: {', '.join(shown_name(d) for d in dropped[:5])}"
                 + (" ..." if len(dropped) > 5 else ""),
             )
-        self._restored, self._restored_from = True, (snapshot, catalog)
+        self._restored, self._restored_from = True, (snapshot, catalog, checked)
         logger.info("restored %d skills from %s; checking the disk next", len(catalog), self.digest_cache_path)
         return catalog
 
@@ -394,6 +404,8 @@ class FolderSource:
             trusted_before_ns=prior.trusted_before_ns if prior is not None else 0,
             progress=self.progress,
             distrust=self._distrust,
+            recheck_skill_md=prior is not None and prior.from_cache,
+            checked=prior.checked if prior is not None else None,
         )
         return state
 
@@ -478,6 +490,8 @@ class _Prior:
     records: dict[str, _FileRecord]
     results: dict[str, _Built | Refusal]
     trusted_before_ns: int
+    from_cache: bool = False  # a digest cache's word, not this process's own scan: SKILL.md is read again
+    checked: set[str] = field(default_factory=set)  # ... except these, which `restore` read itself
 
     @classmethod
     def of(cls, state: _RootState) -> _Prior:
@@ -547,9 +561,10 @@ def _skill_from_row(row: list[Any]) -> Skill:
     return Skill(tuple(skill_path), frontmatter, tuple(files))
 
 
-def _verified(row: list[Any]) -> list[Any] | None:
+def _verified(row: list[Any], trusted_before_ns: int) -> tuple[list[Any], int | None] | None:
     """`row` with the frontmatter parsed from its SKILL.md on disk, if those bytes are the ones the row lists
-    (size and digest) and pass the frontmatter rules; None otherwise.
+    (size and digest) and pass the frontmatter rules, and the stamp of the SKILL.md read (None if it changed
+    after `trusted_before_ns`: too recent to be known by its stamp); None otherwise.
 
     The cache's frontmatter text is never published: a forged row could pair any frontmatter with a true
     digest. Reading SKILL.md also proves the skill's folder is where the row says: `read_regular` checks the
@@ -564,7 +579,11 @@ def _verified(row: list[Any]) -> list[Any] | None:
     if SKILL_FILE in moved and os.path.realpath(real_dir) != real_dir:
         return None
     try:
-        data = read_regular(location, limit=sizes[k], real_path=location)
+        fd, st = open_regular(location, real_path=location)
+        try:
+            data = read_at_most(fd, min(sizes[k], st.st_size) + 1)
+        finally:
+            os.close(fd)
     except OSError:
         return None
     if len(data) != sizes[k] or "sha256:" + hashlib.sha256(data).hexdigest() != digests[k]:
@@ -574,23 +593,34 @@ def _verified(row: list[Any]) -> list[Any] | None:
         _check_frontmatter(fm, line, tuple(skill_path))
     except SkillError:
         return None
-    return [*row[:2], fm, line, *row[4:]]
+    key = file_key(st)
+    stamp = hash(key) if key[3] < trusted_before_ns and key[4] < trusted_before_ns else None
+    return [*row[:2], fm, line, *row[4:]], stamp
 
 
-def _restore(snapshot: Any, roots: Sequence[Path], generation: int) -> tuple[Catalog, list[str]] | None:
-    """The catalog a snapshot holds for `roots`, each skill built on first use, and the skill folders left out
-    because their SKILL.md did not match (None if taken for other roots)."""
+_Checked = dict[tuple[int, str], tuple[int, tuple[dict[str, Any], int]]]
+"""SKILL.md files `restore` read, by (root index, skill folder): the stamp it saw and the frontmatter it parsed."""
+
+
+def _restore(
+    snapshot: Any, roots: Sequence[Path], generation: int, trusted_before_ns: int
+) -> tuple[Catalog, list[str], _Checked] | None:
+    """The catalog a snapshot holds for `roots`, each skill built on first use, the skill folders left out
+    because their SKILL.md did not match, and what was read of the others (None if taken for other roots)."""
     found = _served_rows(snapshot, roots)
     if found is None:
         return None
     rows: list[tuple[int, list[Any]]] = []
     dropped: list[str] = []
+    checked: _Checked = {}
     for i, row in found:
-        checked = _verified(row)
-        if checked is None:
+        verified = _verified(row, trusted_before_ns)
+        if verified is None:
             dropped.append(os.path.join(str(roots[i]), row[0]) if row[0] else str(roots[i]))
-        else:
-            rows.append((i, checked))
+            continue
+        rows.append((i, verified[0]))
+        if verified[1] is not None:
+            checked[i, row[0]] = (verified[1], (verified[0][2], verified[0][3]))
     where: dict[str, tuple[str, dict[str, str]]] = {}
     builders: list[tuple[str, Callable[[], Skill]]] = []
     dirs_by_root: dict[int, set[str]] = {}
@@ -607,7 +637,7 @@ def _restore(snapshot: Any, roots: Sequence[Path], generation: int) -> tuple[Cat
         if not (row[0] and _folder_in_skill(row[0].rpartition("/")[0], dirs_by_root[i], memo))
     )
     refusals = [_refusal_from(item) for item in snapshot["refusals"]]
-    return Catalog.deferred(builders, _RowLocator(where), refusals, generation, file_count=files), dropped
+    return Catalog.deferred(builders, _RowLocator(where), refusals, generation, file_count=files), dropped, checked
 
 
 def _refusal_from(item: Any) -> Refusal:
@@ -632,7 +662,11 @@ class _RowLocator:
 
 
 def _priors(
-    snapshot: Any, roots: Sequence[Path], trusted: Sequence[int | None], restored: Catalog | None
+    snapshot: Any,
+    roots: Sequence[Path],
+    trusted: Sequence[int | None],
+    restored: Catalog | None,
+    checked: _Checked,
 ) -> list[_Prior | None] | None:
     """Per root, the files and skills a snapshot recorded, as a scan of it would have left them
     (the skills taken from `restored`, the catalog `restore()` made of the same snapshot, if given)."""
@@ -641,7 +675,7 @@ def _priors(
         return None
     same_stamps = snapshot.get("stamps") == _STAMP_SCHEME
     priors: list[_Prior | None] = [
-        _Prior({}, {}, when) if part is not None and when is not None and same_stamps else None
+        _Prior({}, {}, when, from_cache=True) if part is not None and when is not None and same_stamps else None
         for part, when in zip(snapshot["per_root"], [*trusted, *[None] * len(roots)], strict=False)
     ]
     real_roots = [os.path.realpath(r) for r in roots]
@@ -649,7 +683,7 @@ def _priors(
         prior = priors[i]
         if prior is None:
             continue
-        skill_dir, _, _, _, real_dir, no_rules, rels, digests, sizes, mimes, stamps, moved = row
+        skill_dir, _, frontmatter, line, real_dir, no_rules, rels, digests, sizes, mimes, stamps, moved = row
         prefix = skill_dir + "/" if skill_dir else ""
         members = []
         for rel, digest, size, mime, stamp in zip(rels, digests, sizes, mimes, stamps, strict=True):
@@ -657,9 +691,14 @@ def _priors(
             usual = real_roots[i] + "/" + prefix + rel
             rec = _FileRecord(prefix + rel, None if where == usual else where, size, stamp, digest, mime)
             if rel == SKILL_FILE:
-                # No stamp: the scan reads and parses every SKILL.md again (small files), so frontmatter is
-                # always parsed from the bytes on disk; a cache pairing true stamps with forged text fails.
-                rec.stamp = None
+                seen = checked.get((i, skill_dir))
+                if seen is not None:  # read by `restore` in this process: known by the stamp it saw then
+                    rec.stamp, rec.frontmatter = seen
+                    prior.checked.add(rec.rel)
+                else:
+                    # Only compared: a scan from the cache reads and parses every SKILL.md again (small files)
+                    # and keeps the skill only if this equals what the bytes say (see `_index_skills`).
+                    rec.frontmatter = (frontmatter, line)
             prior.records[rec.rel] = rec
             members.append(rec)
         members.sort(key=_rel_of)
@@ -828,10 +867,16 @@ def _index_skills(
     trusted_before_ns: int,
     progress: Progress | None,
     distrust: set[str],
+    recheck_skill_md: bool = False,
+    checked: set[str] | None = None,
 ) -> None:
     """Hash the files of `skill_dirs` found by a walk (`walked`, sorted), then build each skill into `state`.
 
-    Files at a location in `distrust` are read again whatever their stamp, and their skills rebuilt."""
+    Files at a location in `distrust` are read again whatever their stamp, and their skills rebuilt.
+    With `recheck_skill_md` (`old` came from a digest cache), every SKILL.md is read and parsed again and
+    its skill rebuilt unless the bytes give exactly the frontmatter recorded: a cache can pair true stamps
+    with any text, so frontmatter is only ever published from the bytes on disk. SKILL.md files in
+    `checked` were read by `restore` in this process: their stamps are its own, so they need no second read."""
     in_skill = set(state.rules)
     root_is_skill = "" in in_skill
     memo: dict[str, bool] = {}
@@ -842,13 +887,25 @@ def _index_skills(
     root_prefix = state.real_root + "/"
     total = len(todo)
     for done, rec in enumerate(todo, 1):
+        if not (rec.rel.isascii() or _encodes(rec.rel)):
+            continue  # under a folder whose name is not UTF-8: its skill is refused for that, unread
         path = rec.location or root_prefix + rec.rel
         prev = old.get(rec.rel)
         usable = prev if prev is not None and prev.stamp is not None else None
         if distrust and path in distrust:
             usable = None
             reread.add(rec.rel)
-        error = _hash_file(rec, path, usable, trusted_before_ns, state.real_root)
+        if (
+            recheck_skill_md
+            and usable is not None
+            and (rec.rel == SKILL_FILE or rec.rel.endswith(_SLASH_SKILL_FILE))
+            and not (checked and rec.rel in checked)
+        ):
+            error = _hash_file(rec, path, None, trusted_before_ns, state.real_root)
+            if error is None and not _same_parse(rec, usable):
+                reread.add(rec.rel)
+        else:
+            error = _hash_file(rec, path, usable, trusted_before_ns, state.real_root)
         if isinstance(error, FileNotFoundError):
             vanished.add(id(rec))  # removed (or renamed away) since the walk listed it: it is not there
         elif error is not None:
@@ -933,11 +990,24 @@ def _walk_dir(
     for entry in entries:
         name = entry.name
         rel = prefix + name
+        if not (name.isascii() or _encodes(name)) and not entry.is_dir(follow_symlinks=False):
+            # Never opened nor stat'ed: no URI can name it, and the file watcher stops on any event naming such
+            # a path, so even reading it would restart the watcher. (A folder so named is walked: the skill
+            # holding it, or the skill it is, is refused for it; its files are never read.)
+            if builtin_ignored(name, is_dir=False) or rules.ignored(rel, is_dir=False):
+                continue  # ignored like any other file: it costs nothing
+            shown = shown_name(name)
+            walk.bad_paths.append(
+                Refusal(rel, "file-name-encoding", f"name '{shown}' is not valid UTF-8; rename it to valid UTF-8")
+            )
+            continue
         try:
             is_link = entry.is_symlink()
             if not stat_files and not is_link and entry.is_file(follow_symlinks=False):
                 if not builtin_ignored(name, is_dir=False) and not (rules.specs and rules.ignored(rel, is_dir=False)):
-                    files.append(_FileRecord(rel, None if at_usual_path else entry.path))
+                    record = _FileRecord(rel, None if at_usual_path else entry.path)
+                    record.ident = hash((here.st_dev, entry.inode()))  # no system call: the directory entry's inode
+                    files.append(record)
                     if name == SKILL_FILE:
                         walk.skill_dirs.append(rel_dir)
                         walk.skill_rules[rel_dir] = (real_dir, rules)
@@ -968,12 +1038,40 @@ def _walk_dir(
             _walk_dir(walk, location, rel, rules, ancestors, stat_files=stat_files)
         elif stat.S_ISREG(st.st_mode):
             usual = location == root_prefix + rel
-            walk.files.append(_FileRecord(rel, None if usual else location, st.st_size, hash(file_key(st))))
+            record = _FileRecord(rel, None if usual else location, st.st_size, hash(file_key(st)))
+            record.ident = hash((st.st_dev, st.st_ino))
+            walk.files.append(record)
             if name == SKILL_FILE:
                 walk.skill_dirs.append(rel_dir)
                 walk.skill_rules[rel_dir] = (real_dir, rules)
         else:
             walk.bad_paths.append(Refusal(rel, "not-a-file", "not a regular file (device, socket or pipe)"))
+
+
+_SLASH_SKILL_FILE = "/" + SKILL_FILE
+
+
+def _same_parse(fresh: _FileRecord, recorded: _FileRecord) -> bool:
+    """True if a SKILL.md just read has the digest and exactly the frontmatter that `recorded` holds."""
+    if fresh.digest != recorded.digest:
+        return False
+    a, b = fresh.frontmatter, recorded.frontmatter
+    if not (isinstance(a, tuple) and isinstance(b, tuple)) or a[1] != b[1]:
+        return False
+    return a[0] == b[0] and _same_json(a[0], b[0])
+
+
+def _same_json(a: object, b: object) -> bool:
+    """Equal as JSON values, types and key order included (in Python 1 == 1.0 == True)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        assert isinstance(b, dict)
+        return list(a) == list(b) and all(_same_json(v, b[k]) for k, v in a.items())
+    if isinstance(a, list):
+        assert isinstance(b, list)
+        return len(a) == len(b) and all(map(_same_json, a, b))
+    return a == b
 
 
 def _ignore_lines(real_dir: str) -> list[str]:
@@ -1046,12 +1144,13 @@ def _hash_file(
                 rec.size, rec.stamp = prev.size, prev.stamp
                 rec.digest, rec.mime, rec.frontmatter = prev.digest, prev.mime, prev.frontmatter
                 return None
-        fd, st = open_regular(path, within=real_root)
+        fd, st = open_regular(path, within=real_root, ident=rec.ident)
+        rec.ident = None
         try:
             for _ in range(_READ_ATTEMPTS):
                 size = st.st_size
                 if size < _CHUNK:
-                    data = read_at_most(fd, size + 1)
+                    data = os.read(fd, size + 1)  # one call: a regular file reads short only at its end
                     read = len(data)
                     if mime == DEFAULT_MIME_TYPE and _looks_like_text(data[:_SNIFF]):
                         mime = "text/plain"

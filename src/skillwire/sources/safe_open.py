@@ -35,7 +35,12 @@ class UnsafeFile(OSError):
 
 
 def open_regular(
-    path: str, *, real_path: str | None = None, within: str | None = None, follow_links: bool = False
+    path: str,
+    *,
+    real_path: str | None = None,
+    within: str | None = None,
+    ident: int | None = None,
+    follow_links: bool = False,
 ) -> tuple[int, os.stat_result]:
     """A read-only descriptor for the regular file at `path`, and its fstat; the caller closes it.
 
@@ -43,6 +48,8 @@ def open_regular(
     exactly there, so a folder on the way that was swapped for a link is caught.
     `within`: a resolved folder (a served root) the open file must lie in, for a walk that
     met the file a moment ago (it may be renamed meanwhile, but must not be elsewhere).
+    `ident`: hash((st_dev, st_ino)) of the file a walk of `within` just listed; an open file that is
+    that file is where the walk found it, so `within` is not checked again (one system call saved).
     `follow_links`: follow a link in the last component (only for paths a person chose,
     such as the digest cache; never for files under a served root).
     Raises OSError (UnsafeFile for a file that is not what was indexed); never blocks on a FIFO.
@@ -52,7 +59,9 @@ def open_regular(
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise UnsafeFile(errno.EINVAL, "not a regular file (device, socket or pipe)", path)
-        if (real_path is not None or within is not None) and not _opened_at(fd, path, real_path, within):
+        if within is not None and real_path is None and ident is not None and ident == hash((st.st_dev, st.st_ino)):
+            pass  # the very file the walk listed inside `within`
+        elif (real_path is not None or within is not None) and not _opened_at(fd, path, real_path, within):
             raise UnsafeFile(errno.EXDEV, "resolves to another place than the one indexed (a folder became a link?)")
     except BaseException:
         os.close(fd)
@@ -65,11 +74,12 @@ def read_at_most(fd: int, limit: int) -> bytes:
     parts: list[bytes] = []
     left = limit
     while left > 0:
-        chunk = os.read(fd, min(left, _MAX_READ))
-        if not chunk:
-            break
+        want = min(left, _MAX_READ)
+        chunk = os.read(fd, want)
         parts.append(chunk)
         left -= len(chunk)
+        if len(chunk) < want:  # a regular file reads short only at its end: no second call to learn that
+            break
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
@@ -83,12 +93,13 @@ def read_regular(
 ) -> bytes:
     """The bytes of the regular file at `path` (see `open_regular`), at most `limit` + 1 of them.
 
-    Without `limit`, the size fstat reports is the limit. More than `limit` bytes back means
-    the file is larger than expected; nothing past that byte is read.
+    More than `limit` bytes back means the file is larger than expected; nothing past that byte is
+    read. At most the size fstat reports + 1 is asked for (so a small file costs no large buffer):
+    a file that grew since is seen as longer than that size.
     """
     fd, st = open_regular(path, real_path=real_path, within=within, follow_links=follow_links)
     try:
-        return read_at_most(fd, (st.st_size if limit is None else limit) + 1)
+        return read_at_most(fd, (st.st_size if limit is None else min(limit, st.st_size)) + 1)
     finally:
         os.close(fd)
 
