@@ -104,6 +104,10 @@ def reference_walk(
     for name in names:
         rel, path = _join(rel_dir, name), os.path.join(folder, name)
         is_link = os.path.islink(path)
+        if not _utf8(name) and (is_link or not os.path.isdir(path)):  # no URI can name it: never opened
+            if not (_builtin_ignored(name, False) or _ignored(rel, False, specs)):
+                ref.bad.append((rel, "file-name-encoding"))
+            continue
         try:
             st_ = os.stat(path)
         except FileNotFoundError:
