@@ -108,7 +108,7 @@ def reference_walk(
             if not (_builtin_ignored(name, False) or _ignored(rel, False, specs)):
                 ref.bad.append((rel, "file-name-encoding"))
             continue
-        try:
+        try:  # before the ignore check, as the scan does today: see the xfail test on ignored broken links below
             st_ = os.stat(path)
         except FileNotFoundError:
             ref.bad.append((rel, "link-dangles"))
@@ -463,5 +463,25 @@ def test_a_file_whose_uri_is_too_long_to_read_is_never_published(tmp_path: Path,
         ops: list[Op] = [*_skill("alpha"), *(("dir", d, None) for d in folders)]
         build([*ops, ("file", (folders[-1] if folders else "alpha") + "/last.md", b"x")], where / "root", where / "out")
         _assert_every_published_uri_reads(where / "root")
+    finally:
+        shutil.rmtree(where)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="filesystem.py records a dangling or self-looping link before asking the ignore rules about it",
+)
+@given(st.sampled_from(["no/such/target", "SELF"]), st.sampled_from(["x.tmp", ".DS_Store", "y.pyc", "._z"]))
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_an_ignored_broken_link_does_not_refuse_its_skill(tmp_path: Path, target: str, name: str) -> None:
+    """skillwire rule (README, How folders become skills): what a .skillwireignore or the built-in list names is
+    ignored, so a broken link so named costs nothing; today it refuses its skill (link-dangles or unreadable)."""
+    where = Path(tempfile.mkdtemp(dir=tmp_path))
+    try:
+        ops: list[Op] = [*_skill("alpha"), ("file", "alpha/.skillwireignore", b"*.tmp\n")]
+        build([*ops, ("link", f"alpha/{name}", name if target == "SELF" else target)], where / "root", where / "out")
+        catalog = FolderSource([where / "root"]).scan()
+        assert [s.uri for s in catalog.skills] == ["skill://alpha/SKILL.md"], catalog.refusals
     finally:
         shutil.rmtree(where)
