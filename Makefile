@@ -1,5 +1,6 @@
-# skillwire: `make serve` serves the bundled example skills; `make test` runs every check.
-# Both set up what they need: a virtual environment in .venv and the Node.js test tools in tools/node.
+# skillwire: `make serve` serves the bundled example skills; `make test` runs every check;
+# `make fuzz` runs the property tests (tests/property) with many more generated examples (~minutes).
+# Each sets up what it needs: a virtual environment in .venv and the Node.js test tools in tools/node.
 
 PYTHON ?= python3
 VENV := .venv
@@ -9,12 +10,16 @@ PORT ?= 8000
 SKILLS ?= 10000
 NODE_TOOLS := tools/node/node_modules/.package-lock.json
 
-.PHONY: serve test bench lint typecheck pytest tools venv chromium clean
+.PHONY: serve test fuzz bench lint typecheck pytest tools venv chromium clean
 
 serve: $(BIN)/skillwire
 	$(BIN)/skillwire serve examples/skills --http $(HOST):$(PORT)
 
 test: lint typecheck pytest
+
+# The property tests under hypothesis's `long` profile (tests/conftest.py): random, 5,000 examples each.
+fuzz: $(BIN)/skillwire
+	SKILLWIRE_HYPOTHESIS=long $(BIN)/pytest tests/property -q
 
 # Every benchmark on 10,000 generated skills, skillwire beside its peers (installs the peers on first use; ~15 min).
 bench: $(BIN)/skillwire

@@ -47,6 +47,8 @@ Deliberate differences from `YAML.parse`, each an error where JS returns data
   types !!binary, !!timestamp, !!merge, !!omap, !!pairs, !!set (JS gives Uint8Array,
   Date, Map, Set, or for !!pairs a list of one-key objects).
 * A `%YAML 1.1` directive (JS then switches to YAML 1.1 rules) is refused.
+* Collections nested more than MAX_DEPTH (64) levels deep, aliases expanded, are refused
+  (`yaml-too-deep`): no JSON-RPC message could carry them.
 * libyaml itself rejects a few inputs JS accepts: an empty implicit key (`: x`), a
   line holding only tabs, a tag directly before `]` or `}`, `&anchor:` as a key.
 
@@ -133,6 +135,11 @@ else:
 # yaml v2 `toJS({maxAliasCount: 100})`: an alias resolution counts the anchor's uses
 # times the aliases inside it; over 100 is refused as a resource-exhaustion attack.
 MAX_ALIAS_COUNT = 100
+# Deepest nesting of collections in the frontmatter value (its top mapping is level 1), aliases
+# expanded. The MCP SDK reads a JSON-RPC message with at most 200 levels (pydantic-core) and the
+# entry sits 4 levels down, and Python's own recursion limit is 1000: deeper frontmatter would
+# parse here and then break skills/list for every skill on its page, or a host's comparison.
+MAX_DEPTH = 64
 
 # yaml v2 core schema (schema/core/*.js), in the order the tags are tried. The tests are
 # mutually exclusive, so one alternation tells which tag a plain scalar resolves to.
@@ -291,7 +298,7 @@ def parse_yaml_mapping(text: str, *, path: str = "SKILL.md", first_line: int = 1
     Gives the same object as JavaScript's `YAML.parse(text)` (yaml v2, YAML 1.2 core
     schema). `first_line` is the file line of the text's first line, used in errors.
     Raises `FrontmatterError` with rule `yaml-syntax`, `yaml-duplicate-key`,
-    `yaml-not-json`, `yaml-alias-limit`, `frontmatter-empty` or `frontmatter-not-mapping`.
+    `yaml-not-json`, `yaml-alias-limit`, `yaml-too-deep`, `frontmatter-empty` or `frontmatter-not-mapping`.
     """
     if text.startswith("\ufeff"):
         text = text[1:]
@@ -401,13 +408,14 @@ _NO_DOCUMENT = _NoDocument()
 class _Anchor:
     """An anchored node, with yaml v2's alias bookkeeping (the `anchors` map of toJS)."""
 
-    __slots__ = ("alias_count", "collection", "complete", "count", "has_scalar", "sources", "value")
+    __slots__ = ("alias_count", "collection", "complete", "count", "has_scalar", "height", "sources", "value")
 
     def __init__(self, value: _Raw, *, collection: bool) -> None:
         self.value = value
         self.collection = collection
         self.complete = not collection  # a collection is complete at its end event
         self.count = 1
+        self.height = 0  # levels of collections in the value (0 for a scalar), set at its end event
         self.alias_count = 0  # getAliasCount, computed at the first alias (again while 0)
         # What getAliasCount reads of an anchored collection: whether it has a scalar
         # leaf, and the anchors of the aliases inside it (their counts are read late).
@@ -425,6 +433,7 @@ class _Frame:
         "flow_start",
         "has_key",
         "has_scalar",
+        "height",
         "indent",
         "key",
         "seen",
@@ -450,6 +459,7 @@ class _Frame:
         self.seen: dict[str, tuple[object, Event, str | None]] = {}
         self.has_scalar = False  # some scalar leaf below (not through aliases)
         self.sources: list[_Anchor] = []  # anchors of the aliases below
+        self.height = 1  # levels of collections in this one's value so far (itself included)
 
 
 class _Composer:
@@ -719,6 +729,8 @@ class _Composer:
                     "yaml-not-json",
                     event,
                 )
+        if len(self.stack) >= MAX_DEPTH:
+            raise self._too_deep(event)
         container: dict[str, JSONValue] | list[JSONValue] = {} if is_map else []
         anchor = None
         if event.anchor is not None:
@@ -741,8 +753,10 @@ class _Composer:
             frame.anchor.complete = True
             frame.anchor.has_scalar = frame.has_scalar
             frame.anchor.sources = frame.sources
+            frame.anchor.height = frame.height
         if self.stack:
             parent = self.stack[-1]
+            parent.height = max(parent.height, frame.height + 1)
             if frame.has_scalar:
                 parent.has_scalar = True
             if frame.sources:
@@ -791,9 +805,21 @@ class _Composer:
                 "yaml-alias-limit",
                 event,
             )
+        if len(self.stack) + anchor.height > MAX_DEPTH:  # an alias adds its anchor's levels where it is used
+            raise self._too_deep(event)
         if self.stack:
-            self.stack[-1].sources.append(anchor)
+            parent = self.stack[-1]
+            parent.sources.append(anchor)
+            parent.height = max(parent.height, anchor.height + 1)
         self.place(anchor.value, event, None, from_alias=True)
+
+    def _too_deep(self, event: Event) -> FrontmatterError:
+        return self.error(
+            f"collections nested more than {MAX_DEPTH} levels deep (aliases expanded); no JSON-RPC message "
+            "could carry them: flatten the frontmatter",
+            "yaml-too-deep",
+            event,
+        )
 
     @staticmethod
     def alias_count(anchor: _Anchor) -> int:

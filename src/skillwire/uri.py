@@ -77,8 +77,8 @@ def canonical_uri(uri: object) -> str:
     """Parse a request's `skill://` URI and return its canonical form, or raise InvalidSkillUri.
 
     Rejects what could smuggle a path: `.`/`..` segments (also percent-encoded),
-    encoded `/` or `\\`, backslashes, NUL and control characters, empty segments,
-    queries and fragments, other schemes, and URIs over MAX_URI_LENGTH.
+    encoded `/` or `\\`, backslashes, NUL and control characters, lone surrogates, empty
+    segments, queries and fragments, other schemes, and URIs (or canonical forms) over MAX_URI_LENGTH.
     """
     if not isinstance(uri, str):
         raise InvalidSkillUri(repr(uri), "a URI must be a string")
@@ -105,6 +105,8 @@ def canonical_uri(uri: object) -> str:
             raise InvalidSkillUri(uri, "empty path segment (leading, trailing or doubled '/')")
         try:
             decoded = unquote_to_bytes(raw).decode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: Python strings can hold one, UTF-8 and URIs cannot
+            raise InvalidSkillUri(uri, "a lone surrogate is not a character") from None
         except UnicodeDecodeError:
             raise InvalidSkillUri(uri, "percent-encoding that is not UTF-8") from None
         if decoded in (".", ".."):
@@ -114,4 +116,9 @@ def canonical_uri(uri: object) -> str:
         if any(ord(c) < 0x20 or ord(c) == 0x7F for c in decoded):
             raise InvalidSkillUri(uri, "control characters are not allowed")
         segments.append(decoded)
-    return PREFIX + join_segments(segments)
+    canonical = PREFIX + join_segments(segments)
+    # Encoding can lengthen a URI (one raw "é" becomes "%C3%A9"): a canonical form over the limit
+    # would be refused when parsed again, so it is refused now and the canonical form stays a fixed point.
+    if len(canonical) > MAX_URI_LENGTH:
+        raise InvalidSkillUri(uri, f"its canonical form is longer than {MAX_URI_LENGTH} characters")
+    return canonical

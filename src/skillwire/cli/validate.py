@@ -56,6 +56,7 @@ FIXES: dict[str, str] = {
     "yaml-duplicate-key": "keep one of the two fields",
     "yaml-not-json": "quote the value so it is a string",
     "yaml-alias-limit": "write the values out instead of using aliases",
+    "yaml-too-deep": "flatten the frontmatter: nest lists and mappings at most 64 levels deep",
     "name-missing": "add 'name: <folder name>' to the frontmatter",
     "name-format": "use 1-64 lowercase letters, digits and single hyphens",
     "name-mismatch": "make 'name' equal the folder name (or rename the folder)",

@@ -1,0 +1,44 @@
+"""A skill author's deeply nested frontmatter, attacked from outside: a real `skillwire serve --http`.
+
+skillwire choice (found by tests/property/test_frontmatter_properties.py): frontmatter nested more
+than 64 levels is refused with rule `yaml-too-deep`. Nested 300 levels, libyaml parsed it, and then
+the SDK could not serialise any skills/list page holding it: every skill on the server vanished
+behind a listing that failed (an error response over HTTP, no answer at all over stdio).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from tests.support.servers import all_skills, http_server
+
+pytestmark = pytest.mark.anyio
+
+FREEZE_S = 20.0  # far longer than a listing takes: only a stuck request runs into it
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def test_deeply_nested_frontmatter_costs_only_its_skill_not_the_listing(tmp_path: Path) -> None:
+    """A SKILL.md with `x: [[[...300 levels...]]]` made skills/list fail for every skill on the server."""
+    root = tmp_path / "skills"
+    for name in ("alpha", "beta"):
+        (root / name).mkdir(parents=True)
+        (root / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: Skill {name}\n---\n")
+    (root / "deep").mkdir()
+    nested = "[" * 300 + "]" * 300
+    (root / "deep" / "SKILL.md").write_text(f"---\nname: deep\ndescription: Nested\nx: {nested}\n---\n")
+    with http_server([root]) as server:
+        async with Client(server.url, mode="auto", cache=None) as client:
+            with anyio.fail_after(FREEZE_S):
+                entries = await all_skills(client)
+        assert sorted(entry["frontmatter"]["name"] for entry in entries) == ["alpha", "beta"]
+        assert "[yaml-too-deep]" in server.stderr
+        server.assert_alive()
