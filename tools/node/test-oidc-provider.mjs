@@ -1,12 +1,13 @@
 // A real OAuth 2.0 authorization server for skillwire's tests: oidc-provider on 127.0.0.1 (loopback only).
 //
-//   node test-oidc-provider.mjs CLIENT_SECRET
+//   SIGNING_JWK='{"kty":"EC","crv":"P-256","d":...,"kid":...}' node test-oidc-provider.mjs CLIENT_SECRET
 //
 // Listens on a free port and prints one JSON line {"issuer": ...} on stdout when ready; stops on SIGTERM.
 // One client, "skillwire-test" (client_secret_basic), may use the client-credentials grant for the scopes
 // skills:read and skills:admin. With a `resource` parameter (RFC 8707) the access token is a JWT (RFC 9068),
-// signed ES256 with a key made at start, whose audience is that resource: any http://127.0.0.1 or
-// http://localhost URL is accepted, so a test can also get a token for another resource.
+// signed ES256, whose audience is that resource: any http://127.0.0.1 or http://localhost URL is accepted,
+// so a test can also get a token for another resource. The ES256 key is SIGNING_JWK when given (a private
+// P-256 JWK the test made, so it can also sign tokens this issuer would publish), else one made at start.
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import Provider, { errors } from 'oidc-provider';
@@ -24,7 +25,9 @@ function signingKey(type, options, alg) {
 
 const jwks = {
   keys: [
-    signingKey('ec', { namedCurve: 'P-256' }, 'ES256'),
+    process.env.SIGNING_JWK
+      ? { ...JSON.parse(process.env.SIGNING_JWK), alg: 'ES256', use: 'sig' }
+      : signingKey('ec', { namedCurve: 'P-256' }, 'ES256'),
     signingKey('rsa', { modulusLength: 2048 }, 'RS256'), // oidc-provider signs ID tokens RS256 by default
   ],
 };

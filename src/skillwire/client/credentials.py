@@ -79,8 +79,9 @@ async def _metadata(client: httpx2.AsyncClient, url: str) -> dict[str, object] |
     """The JSON object at `url`, read to at most MAX_METADATA_BYTES; None if anything is off."""
     try:
         with anyio.fail_after(METADATA_TIMEOUT_S):
-            async with client.stream("GET", url, headers={"Accept": "application/json"}) as response:
-                if response.status_code != 200:
+            headers = {"Accept": "application/json", "Accept-Encoding": "identity"}  # raw bytes, counted
+            async with client.stream("GET", url, headers=headers) as response:
+                if response.status_code != 200 or response.headers.get("content-encoding", "identity") != "identity":
                     return None
                 body = bytearray()
                 async for chunk in response.aiter_raw():

@@ -78,9 +78,13 @@ async def fetch_json(client: httpx2.AsyncClient, url: str) -> dict[str, Any]:
     """GET `url` as a JSON object: no redirects, at most MAX_DOCUMENT_BYTES read, bounded in time."""
     try:
         with anyio.fail_after(FETCH_TIMEOUT_S):
-            async with client.stream("GET", url, headers={"Accept": "application/json"}) as response:
+            # Raw bytes, counted as they arrive: a compressed answer is refused rather than inflated.
+            headers = {"Accept": "application/json", "Accept-Encoding": "identity"}
+            async with client.stream("GET", url, headers=headers) as response:
                 if response.status_code != 200:
                     raise IssuerUnavailable(f"{url} answered HTTP {response.status_code}")
+                if response.headers.get("content-encoding", "identity").lower() != "identity":
+                    raise IssuerUnavailable(f"{url} answered with a content encoding it was not asked for")
                 body = bytearray()
                 async for chunk in response.aiter_raw():
                     body += chunk
