@@ -87,7 +87,7 @@ class AuthenticationRequired(SkillwireError):
                 f"{names}{' (and others)' if len(authorization_servers) > 3 else ''}"
             )
         else:
-            message = f"{_shorten(url)} needs a bearer token and names no authorization server: ask whoever runs it"
+            message = f"{_shorten(url)} needs a bearer token (it names no authorization server: ask whoever runs it)"
         super().__init__(message)
         self.url = url
         self.status = status

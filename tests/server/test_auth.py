@@ -14,7 +14,7 @@ import base64
 import json
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ import httpx2
 import pytest
 
 from skillwire.cli.main import main
+from skillwire.client.host import Host
 from skillwire.client.session import SkillsClient
 from skillwire.errors import AuthenticationRequired
 from tests.support.oidc import OidcProvider, TestKey, hs256_with_public_key, oidc_provider, unsigned_token
@@ -307,6 +308,31 @@ def test_pull_and_host_send_the_header_too(
     token_file.write_text(deployment.file_token + "\n", encoding="utf-8")
     assert main(["host", "--server", f"docs={deployment.resource}", "--token-file", str(token_file)]) == 0
     assert "docs:pdf-processing" in capsys.readouterr().out
+
+
+class _Bearer(httpx2.Auth):
+    """An httpx2 `Auth` as an application would write one (a token source that could refresh)."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+
+    def auth_flow(self, request: httpx2.Request) -> Generator[httpx2.Request, httpx2.Response, None]:
+        request.headers["Authorization"] = f"Bearer {self.token}"
+        yield request
+
+
+def test_host_add_server_takes_an_httpx_auth_and_a_missing_one_names_the_issuer(deployment: Deployment) -> None:
+    """`Host.add_server(..., auth=...)` reaches a protected server; without it the error names the issuer."""
+
+    async def run() -> None:
+        async with Host() as host:
+            await host.add_server("docs", deployment.resource, auth=_Bearer(deployment.real_token()))
+            assert "docs:pdf-processing" in {item.handle for item in host.catalog()}
+            with pytest.raises(AuthenticationRequired) as caught:
+                await host.add_server("bare", deployment.resource)
+            assert caught.value.authorization_servers == (deployment.op.issuer,)
+
+    anyio.run(run)
 
 
 # -- last: nothing above leaked a token --------------------------------------------------------------------------------

@@ -9,12 +9,14 @@ and scopes to its token (what a caller-scoped catalog policy matches on), as `ke
 
 A token is 16 to 4096 characters of the RFC 6750 `b64token` alphabet. The file is re-read when it
 changes (size, mtime or inode); if it becomes unreadable or invalid, no token from it is accepted
-until it is fixed (fail closed). A presented token is compared with every token, in constant time.
+until it is fixed (fail closed). A presented token is compared with every token, in constant time (as
+SHA-256 digests, so not even a token's length shows in the timing).
 Tokens never appear in a log line or an error: lines are named by number.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import logging
 import os
@@ -32,6 +34,7 @@ logger = logging.getLogger(__name__)
 
 MAX_TOKEN_FILE_BYTES = 1024 * 1024
 DEFAULT_SUBJECT = "static"
+TOKEN_FILE_ISSUER = "urn:skillwire:token-file"
 # RFC 6750 §2.1: b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
 _B64TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]{16,4096}=*")
 _SCOPE = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")  # RFC 6749 §3.3 scope-token
@@ -49,13 +52,13 @@ class TokenFileError(SkillwireError):
 
 @dataclass(frozen=True, slots=True, repr=False)
 class StaticToken:
-    """One line of the token file: the token, and who it stands for."""
+    """One line of the token file: the token's digest, and who it stands for."""
 
-    token: bytes
+    digest: bytes  # SHA-256 of the token: compared at a fixed length, so timing tells nothing of its length
     subject: str
     scopes: tuple[str, ...]
 
-    def __repr__(self) -> str:  # never show the token itself
+    def __repr__(self) -> str:  # not even the digest
         return f"StaticToken(subject={self.subject!r}, scopes={self.scopes!r})"
 
 
@@ -85,7 +88,7 @@ def parse_token_file(text: str, *, path: str) -> tuple[StaticToken, ...]:
                 raise TokenFileError(
                     f"malformed word {key[:40]!r}: write `TOKEN subject=NAME scopes=a,b`", path=path, line=number
                 )
-        tokens.append(StaticToken(token.encode("ascii"), subject, scopes))
+        tokens.append(StaticToken(hashlib.sha256(token.encode("ascii")).digest(), subject, scopes))
     if not tokens:
         raise TokenFileError("holds no token", path=path)
     return tuple(tokens)
@@ -153,10 +156,10 @@ class TokenFile:
 
     def match(self, presented: str) -> StaticToken | None:
         """The token equal to `presented`, compared with every token in constant time (no early exit)."""
-        candidate = presented.encode("utf-8", "replace")
+        candidate = hashlib.sha256(presented.encode("utf-8", "replace")).digest()
         found: StaticToken | None = None
         for token in self.current():
-            if hmac.compare_digest(token.token, candidate):
+            if hmac.compare_digest(token.digest, candidate):
                 found = token
         return found
 
@@ -170,5 +173,7 @@ class TokenFile:
             client_id=found.subject,
             subject=found.subject,
             scopes=list(found.scopes),
-            claims={"sub": found.subject, "token_source": "token-file", "iat": int(time.time())},
+            # An issuer of its own: principals from the file never equal a JWT issuer's (session ownership and
+            # request-state binding compare client, issuer and subject).
+            claims={"iss": TOKEN_FILE_ISSUER, "sub": found.subject, "iat": int(time.time())},
         )
