@@ -21,6 +21,7 @@ from typing import Any
 
 import anyio
 import httpx2
+import jwt
 import pytest
 
 from skillwire.cli.main import main
@@ -179,6 +180,7 @@ NEGATIVE_CASES = (
     "alg_none",
     "hs256_signed_with_the_public_key",
     "rs256_header_on_the_ec_key",
+    "logout_token_typ",
     "garbage",
 )
 
@@ -211,6 +213,8 @@ def _negative_token(case: str, d: Deployment) -> str:
         decoded["alg"] = "RS256"
         new_header = base64.urlsafe_b64encode(json.dumps(decoded).encode()).rstrip(b"=").decode()
         return f"{new_header}.{rest}"
+    if case == "logout_token_typ":
+        return jwt.encode(claims, op.key.private, algorithm="ES256", headers={"kid": op.key.kid, "typ": "logout+jwt"})
     assert case == "garbage"
     return "eyJhbGciOi.JFUzI1NiJ9.x" * 3
 

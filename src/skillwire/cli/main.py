@@ -4,6 +4,9 @@
     skillwire serve skills/ --http 127.0.0.1:8000
     skillwire serve skills/ --no-watch         # rescan only on SIGHUP (POSIX)
     skillwire serve skills/ --digest-cache ~/.cache/skillwire/skills.json   # fast restarts
+    skillwire serve skills/ --http 127.0.0.1:8000 --token-file tokens.txt  # bearer tokens from a file
+    skillwire serve skills/ --http 0.0.0.0:8000 --public-url https://skills.example.com \
+        --auth-issuer https://id.example.com --required-scope skills:read  # OAuth: JWTs for .../mcp
 
 Errors are one line on stderr (`skillwire: error: ...`) and exit status 2 for
 usage, 1 for failures; `--debug` shows tracebacks. Every line shown to a person,

@@ -29,6 +29,7 @@ logger = logging.getLogger(__name__)
 
 # Asymmetric only: an HMAC algorithm would let anyone holding the public key "sign", and `none` signs nothing.
 ALLOWED_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
+ACCEPTED_TYPES = frozenset({"at+jwt", "application/at+jwt", "jwt"})
 _KEY_TYPES = {"RS": "RSA", "PS": "RSA", "ES": "EC", "Ed": "OKP"}
 LEEWAY_S = 30
 JWKS_TTL_S = 600.0
@@ -194,6 +195,12 @@ class JwtVerifier:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError:
             logger.debug("bearer token refused: not a JWS")
+            return None
+        # RFC 9068 §4 asks for typ "at+jwt"; Keycloak, Entra ID and others send "JWT", so that is accepted too.
+        # Any other type (a logout token, a DPoP proof, ...) is some other JWT, not an access token.
+        typ = header.get("typ", "JWT")
+        if not isinstance(typ, str) or typ.lower() not in ACCEPTED_TYPES:
+            logger.debug("bearer token refused: typ %r is not an access token's", str(typ)[:20])
             return None
         alg = header.get("alg")
         if alg not in self.settings.algorithms:
