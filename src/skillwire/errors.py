@@ -75,25 +75,37 @@ class AuthenticationRequired(SkillwireError):
     """
 
     def __init__(
-        self, url: str, *, status: int, error: str | None, authorization_servers: tuple[str, ...], scope: str | None
+        self,
+        url: str,
+        *,
+        status: int,
+        error: str | None,
+        authorization_servers: tuple[str, ...],
+        scope: str | None,
+        token_sent: bool = False,
     ) -> None:
         if status == 403:
             needed = f" (it needs the scope {_shorten(scope, 100)})" if scope else ""
-            message = f"{_shorten(url)} refused the token: {error or 'forbidden'}{needed}"
-        elif authorization_servers:
-            names = ", ".join(_shorten(a, 100) for a in authorization_servers[:3])
-            message = (
-                f"{_shorten(url)} needs a bearer token from the authorization server "
-                f"{names}{' (and others)' if len(authorization_servers) > 3 else ''}"
-            )
+            message = f"{_shorten(url)} refused the token: {_shorten(error or 'forbidden', 100)}{needed}"
         else:
-            message = f"{_shorten(url)} needs a bearer token (it names no authorization server: ask whoever runs it)"
+            what = (
+                "refused the bearer token sent (expired, revoked, or not for this server); it takes one"
+                if token_sent
+                else "needs a bearer token"
+            )
+            if authorization_servers:
+                names = ", ".join(_shorten(a, 100) for a in authorization_servers[:3])
+                more = " (and others)" if len(authorization_servers) > 3 else ""
+                message = f"{_shorten(url)} {what} from the authorization server {names}{more}"
+            else:
+                message = f"{_shorten(url)} {what} (it names no authorization server: ask whoever runs it)"
         super().__init__(message)
         self.url = url
         self.status = status
         self.error = error
         self.authorization_servers = authorization_servers
         self.scope = scope
+        self.token_sent = token_sent
 
 
 class VerificationError(SkillwireError):

@@ -26,9 +26,10 @@ SECRET = "s3cr3t-t0ken-value-0123456789"
 
 def test_header_with_a_line_break_is_refused_and_not_echoed() -> None:
     """Attack: `--header 'Authorization: Bearer x\\r\\nX-Other: y'` must not smuggle a second header."""
-    with pytest.raises(SkillwireError) as caught:
-        parse_header(f"Authorization: Bearer {SECRET}\r\nX-Other: y")
-    assert SECRET not in str(caught.value)
+    for text in (f"Authorization: Bearer {SECRET}\r\nX-Other: y", f"Bearer {SECRET}"):
+        with pytest.raises(SkillwireError) as caught:
+            parse_header(text)
+        assert SECRET not in str(caught.value)
     assert parse_header(f"Authorization:  Bearer {SECRET} ") == ("Authorization", f"Bearer {SECRET}")
 
 

@@ -300,6 +300,22 @@ def test_inspect_without_a_token_prints_one_line_naming_the_authorization_server
     )
 
 
+def test_inspect_with_a_refused_token_says_so_in_one_line(
+    deployment: Deployment, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A token the server refuses (expired here) is named as refused, not as missing; still one line, no token."""
+    now = int(time.time())
+    expired = deployment.forged(
+        deployment.op.key.sign(deployment.op.claims(resource=deployment.resource, exp=now - 600))
+    )
+    assert main(["inspect", deployment.resource, "--header", f"Authorization: Bearer {expired}"]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [
+        f"skillwire: error: {deployment.resource} refused the bearer token sent (expired, revoked, or not for this "
+        f"server); it takes one from the authorization server {deployment.op.issuer}"
+    ]
+
+
 def test_pull_and_host_send_the_header_too(
     deployment: Deployment, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from skillwire.server.auth import AuthConfig
 
 PROG = "skillwire"
+HOW_TO_SEND_A_TOKEN = "; pass it with --token-file FILE or --header 'Authorization: Bearer TOKEN'"
 
 
 class CliError(Exception):
@@ -76,7 +77,8 @@ def _run(args: argparse.Namespace) -> int:
         result: int = args.func(args)
         return result
     except AuthenticationRequired as error:  # one line: who wants a token, and how to give one
-        err(f"{PROG}: error: {error}; pass it with --token-file FILE or --header 'Authorization: Bearer TOKEN'")
+        hint = "" if error.token_sent or error.status == 403 else HOW_TO_SEND_A_TOKEN
+        err(f"{PROG}: error: {error}{hint}")
         return 1
     except (CliError, SkillwireError) as error:
         # A message may list one problem per line (pull's refusals): each line is made terminal safe on its own.

@@ -64,9 +64,8 @@ def parse_header(text: str) -> tuple[str, str]:
     name, sep, value = text.partition(":")
     name, value = name.strip(), value.strip()
     if not sep or not _HEADER_NAME.fullmatch(name) or not _HEADER_VALUE.fullmatch(value):
-        raise SkillwireError(
-            f"a header is 'Name: value' in printable ASCII, e.g. 'Authorization: Bearer TOKEN'; not {name[:40]!r}"
-        )
+        # The text is not quoted back: it may well hold a token.
+        raise SkillwireError("a header is 'Name: value' in printable ASCII, e.g. 'Authorization: Bearer TOKEN'")
     return name, value
 
 
@@ -98,7 +97,7 @@ async def _metadata(client: httpx2.AsyncClient, url: str) -> dict[str, object] |
 
 
 async def authentication_required(
-    url: str, challenge: httpx2.Response, *, proxy: str | None = None
+    url: str, challenge: httpx2.Response, *, proxy: str | None = None, token_sent: bool = False
 ) -> AuthenticationRequired:
     """The error for a 401/403 `challenge` from the server at `url`, naming the authorization servers it trusts.
 
@@ -123,6 +122,7 @@ async def authentication_required(
         error=extract_field_from_www_auth(challenge, "error"),
         authorization_servers=servers,
         scope=extract_field_from_www_auth(challenge, "scope") or _required_scope(challenge),
+        token_sent=token_sent,
     )
 
 

@@ -261,7 +261,10 @@ class SkillsClient:
         except Exception:
             if url is None or not challenges:
                 raise
-            raise await authentication_required(url, challenges[-1], proxy=environment_proxy(url)) from None
+            sent = auth is not None or any(name.lower() == "authorization" for name in headers or {})
+            raise await authentication_required(
+                url, challenges[-1], proxy=environment_proxy(url), token_sent=sent
+            ) from None
 
     @property
     def limits(self) -> ClientLimits:
