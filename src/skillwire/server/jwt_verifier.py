@@ -4,8 +4,9 @@ The issuer's metadata is found at RFC 8414 `/.well-known/oauth-authorization-ser
 `/.well-known/openid-configuration`); its `issuer` must equal the configured one (RFC 8414 §3.3) and its
 `jwks_uri` gives the keys. A token is accepted only if it is signed with an allow-listed asymmetric
 algorithm by a published key of the matching type, names this issuer, has this server's resource URL
-among its audiences (RFC 8707), and is within `exp`/`nbf` (with a small leeway). Signature and claim
-checks are PyJWT's; this module only chooses the key and the rules.
+among its audiences (RFC 8707), is typed as an access token, and is within `nbf`/`iat` (30 s leeway for
+clock skew) and `exp` (PyJWT allows the same leeway; the SDK's bearer middleware then checks `exp` exactly).
+Signature and claim checks are PyJWT's; this module only chooses the key and the rules.
 
     verifier = JwtVerifier(JwtSettings(issuer="https://id.example.com", resource="https://skills.example.com/mcp"))
     access = await verifier.verify_token(bearer)   # AccessToken, or None
