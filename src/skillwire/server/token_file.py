@@ -33,6 +33,7 @@ from skillwire.errors import SkillwireError
 logger = logging.getLogger(__name__)
 
 MAX_TOKEN_FILE_BYTES = 1024 * 1024
+RECENT_WRITE_S = 2.0
 DEFAULT_SUBJECT = "static"
 TOKEN_FILE_ISSUER = "urn:skillwire:token-file"
 # RFC 6750 §2.1: b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
@@ -142,16 +143,22 @@ class TokenFile:
     def current(self) -> tuple[StaticToken, ...]:
         """The tokens now in force: re-read if the file changed; none while it is broken."""
         seen = _signature(self.path)
-        if seen != self._seen:
+        # A rewrite of the same size within one timestamp tick (coarse on some file systems) leaves the
+        # signature unchanged: while the file's mtime is that recent, it is read again on every use.
+        recent = seen is not None and time.time() - seen[2] / 1e9 < RECENT_WRITE_S
+        if seen != self._seen or recent:
+            changed = seen != self._seen
             self._seen = seen
             try:
                 self._tokens = read_token_file(self.path)
             except TokenFileError as error:
-                logger.warning("%s; no token from it is accepted until it is fixed", error)
+                if changed:
+                    logger.warning("%s; no token from it is accepted until it is fixed", error)
                 self._tokens = ()
             else:
-                logger.info("re-read token file %s (%d tokens)", self.path, len(self._tokens))
-                self._check_permissions()
+                if changed:
+                    logger.info("re-read token file %s (%d tokens)", self.path, len(self._tokens))
+                    self._check_permissions()
         return self._tokens
 
     def match(self, presented: str) -> StaticToken | None:
