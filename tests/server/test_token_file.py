@@ -92,12 +92,6 @@ def test_a_file_broken_while_serving_accepts_no_token_until_fixed(tmp_path: Path
     assert found.subject == "back"
 
 
-def test_serve_refuses_auth_options_on_stdio(capsys: pytest.CaptureFixture[str]) -> None:
-    """Authentication applies to HTTP callers: asking for it on stdio is an error, not silently ignored."""
-    assert main(["serve", "examples/skills", "--token-file", "x"]) == 1
-    assert "apply to --http only" in capsys.readouterr().err
-
-
 def test_serve_with_a_bad_token_file_stops_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A token file with a bad line stops the server before it serves anyone, naming the line."""
     path = tmp_path / "tokens"
