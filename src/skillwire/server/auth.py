@@ -16,7 +16,6 @@ except the metadata itself, at `/.well-known/oauth-protected-resource` and at th
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -31,7 +30,7 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from skillwire.server.jwt_verifier import JwtSettings, JwtVerifier
+from skillwire.server.jwt_verifier import JwtSettings, JwtVerifier, is_loopback_url
 from skillwire.server.token_file import TokenFile
 
 __all__ = ["AuthConfig", "CompositeVerifier", "build_verifier", "install", "metadata_paths", "metadata_routes"]
@@ -55,7 +54,7 @@ class AuthConfig:
             parts = urlsplit(url or "http://unset")
             if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
                 raise ValueError(f"{name} must be an http(s) URL without query or fragment, not {url!r}")
-        if self.issuer is not None and urlsplit(self.issuer).scheme == "http" and not _loopback(self.issuer):
+        if self.issuer is not None and urlsplit(self.issuer).scheme == "http" and not is_loopback_url(self.issuer):
             # The keys that decide who gets in would come over plain HTTP: anyone on the path could swap them.
             raise ValueError(f"--auth-issuer must be https (plain http only on loopback), not {self.issuer!r}")
 
@@ -63,16 +62,6 @@ class AuthConfig:
     def metadata_url(self) -> str:
         """The Protected Resource Metadata URL named in WWW-Authenticate (RFC 9728 §3.1, path-suffixed)."""
         return str(build_resource_metadata_url(AnyHttpUrl(self.resource)))
-
-
-def _loopback(url: str) -> bool:
-    host = urlsplit(url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class CompositeVerifier:

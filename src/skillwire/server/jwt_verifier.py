@@ -14,6 +14,7 @@ Signature and claim checks are PyJWT's; this module only chooses the key and the
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
 import time
@@ -63,6 +64,17 @@ class JwtSettings:
         unknown = set(self.algorithms) - set(ALLOWED_ALGORITHMS)
         if unknown:
             raise ValueError(f"only asymmetric algorithms are allowed, not {sorted(unknown)}")
+
+
+def is_loopback_url(url: str) -> bool:
+    """Whether `url` names this machine (localhost, 127.0.0.0/8, ::1): the only place plain http is trusted."""
+    host = urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def metadata_urls(issuer: str) -> tuple[str, ...]:
@@ -147,8 +159,10 @@ class JwtVerifier:
                 problems.append(f"{url} names another issuer")
                 continue
             jwks_uri = metadata.get("jwks_uri")
-            issuer_scheme = urlsplit(self.settings.issuer).scheme
-            if not isinstance(jwks_uri, str) or urlsplit(jwks_uri).scheme not in ("https", issuer_scheme):
+            if not isinstance(jwks_uri, str) or not (
+                urlsplit(jwks_uri).scheme == "https"
+                or (urlsplit(jwks_uri).scheme == "http" and is_loopback_url(jwks_uri))
+            ):
                 problems.append(f"{url} has no usable jwks_uri")
                 continue
             self._jwks_uri = jwks_uri
