@@ -46,6 +46,7 @@ class FakeIssuer:
 
     keys: list[TestKey]
     metadata_issuer: str = ISSUER
+    jwks_uri: str = f"{ISSUER}/jwks"
     jwks_body: Callable[[], bytes] | None = None
     hits: dict[str, int] = field(default_factory=dict)
 
@@ -53,7 +54,7 @@ class FakeIssuer:
         path = request.url.path
         self.hits[path] = self.hits.get(path, 0) + 1
         if path == "/.well-known/oauth-authorization-server":
-            return _json({"issuer": self.metadata_issuer, "jwks_uri": f"{ISSUER}/jwks"})
+            return _json({"issuer": self.metadata_issuer, "jwks_uri": self.jwks_uri})
         if path == "/jwks":
             if self.jwks_body is not None:
                 return httpx2.Response(200, stream=_Streamed(self.jwks_body()))
@@ -179,3 +180,15 @@ def test_an_hmac_algorithm_cannot_be_configured() -> None:
     """Only asymmetric algorithms: HS256 in the allow-list is a configuration error."""
     with pytest.raises(ValueError, match="asymmetric"):
         JwtSettings(issuer=ISSUER, resource=RESOURCE, algorithms=("HS256",))
+
+
+def test_keys_offered_over_plain_http_are_not_fetched() -> None:
+    """Attack: metadata pointing jwks_uri at plain http (off loopback) would let the path swap the keys."""
+    key = TestKey.generate()
+    issuer = FakeIssuer([key], jwks_uri="http://id.example.test/jwks")
+
+    async def run() -> None:
+        assert await issuer.verifier().verify_token(key.sign(_claims())) is None
+        assert "/jwks" not in issuer.hits
+
+    anyio.run(run)
