@@ -18,6 +18,7 @@ def test_exported_names_are_pinned() -> None:
         "EXTENSION_ID",
         "MAX_RESOURCES",
         "MAX_TOTAL_BYTES",
+        "AuthenticationRequired",
         "Catalog",
         "ClientLimits",
         "DigestMismatch",

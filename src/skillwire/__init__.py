@@ -7,6 +7,7 @@ skills.install(server)          # a low-level mcp Server
 
 from skillwire.catalog import Catalog, Refusal
 from skillwire.errors import (
+    AuthenticationRequired,
     DigestMismatch,
     FrontmatterError,
     FrontmatterMismatch,
@@ -33,6 +34,7 @@ __all__ = [
     "EXTENSION_ID",
     "MAX_RESOURCES",
     "MAX_TOTAL_BYTES",
+    "AuthenticationRequired",
     "Catalog",
     "ClientLimits",
     "DigestMismatch",

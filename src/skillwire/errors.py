@@ -9,6 +9,7 @@ on our side breaks a rule" from "a peer sent us something wrong":
     │   ├── NameRuleError           a name or path segment breaks the Agent Skills / URI rules
     │   └── LimitExceeded           a skill is over 512 files or 16 MiB
     ├── InvalidSkillUri             a URI is not a well-formed skill:// file or directory URI
+    ├── AuthenticationRequired      an HTTP server refused us (401/403) and said where a token comes from
     └── VerificationError           content does not match the entry it was checked against
         ├── DigestMismatch
         ├── SizeMismatch
@@ -64,6 +65,47 @@ class InvalidSkillUri(SkillwireError):
         super().__init__(f"{_shorten(uri)} is not a valid skill URI: {reason}")
         self.uri = uri
         self.reason = reason
+
+
+class AuthenticationRequired(SkillwireError):
+    """An HTTP server answered 401 (no or a refused token) or 403 (a token without a needed scope).
+
+    `authorization_servers` are those its Protected Resource Metadata (RFC 9728) names (empty if it
+    publishes none); `error` is the `WWW-Authenticate` error code (`invalid_token`, `insufficient_scope`).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        status: int,
+        error: str | None,
+        authorization_servers: tuple[str, ...],
+        scope: str | None,
+        token_sent: bool = False,
+    ) -> None:
+        if status == 403:
+            needed = f" (it needs the scope {_shorten(scope, 100)})" if scope else ""
+            message = f"{_shorten(url)} refused the token: {_shorten(error or 'forbidden', 100)}{needed}"
+        else:
+            what = (
+                "refused the bearer token sent (expired, revoked, or not for this server); it takes one"
+                if token_sent
+                else "needs a bearer token"
+            )
+            if authorization_servers:
+                names = ", ".join(_shorten(a, 100) for a in authorization_servers[:3])
+                more = " (and others)" if len(authorization_servers) > 3 else ""
+                message = f"{_shorten(url)} {what} from the authorization server {names}{more}"
+            else:
+                message = f"{_shorten(url)} {what} (it names no authorization server: ask whoever runs it)"
+        super().__init__(message)
+        self.url = url
+        self.status = status
+        self.error = error
+        self.authorization_servers = authorization_servers
+        self.scope = scope
+        self.token_sent = token_sent
 
 
 class VerificationError(SkillwireError):

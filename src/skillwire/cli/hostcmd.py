@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 
 from skillwire.cache.store import SkillCache
-from skillwire.cli.inspect import limits_from
+from skillwire.cli.inspect import headers_from, limits_from
 from skillwire.cli.output import err, say
 from skillwire.cli.prompt import TerminalPrompt
 from skillwire.client.host import Host, IncompleteListing
@@ -51,7 +51,9 @@ def run_host(args: argparse.Namespace) -> int:
     prompt: ApprovalPrompt = _ApproveLoads() if args.yes else TerminalPrompt()
     store: ApprovalStore = JsonApprovalStore(Path(args.approvals)) if args.approvals else MemoryApprovalStore()
     cache = SkillCache(Path(args.cache)) if args.cache else None
-    return anyio.run(_run, args, servers, prompt, store, cache)
+    # --token-file / --header go to every http(s) server given (stdio servers have no headers).
+    headers = headers_from(args)
+    return anyio.run(lambda: _run(args, servers, prompt, store, cache, headers=headers))
 
 
 async def _run(
@@ -60,12 +62,14 @@ async def _run(
     prompt: ApprovalPrompt,
     store: ApprovalStore,
     cache: SkillCache | None,
+    *,
+    headers: dict[str, str] | None,
 ) -> int:
     status = 0
     async with Host(prompt=prompt, approvals=store, cache=cache, limits=limits_from(args)) as host:
         for label, target in servers:
             try:
-                await host.add_server(label, target)
+                await host.add_server(label, target, headers=headers if isinstance(target, str) else None)
             except (SkillwireError, OSError) as error:
                 err(f"skillwire: server {label!r} ({_shown(target)}) is unusable: {error}")
                 status = 1

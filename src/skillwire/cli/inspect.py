@@ -21,6 +21,7 @@ import anyio
 from mcp.shared.exceptions import MCPError
 
 from skillwire.cli.output import err, say, say_json
+from skillwire.client.credentials import first_token, parse_header
 from skillwire.client.session import SkillsClient
 from skillwire.display import clip, terminal_safe
 from skillwire.errors import SkillwireError, VerificationError
@@ -28,7 +29,7 @@ from skillwire.host.entry import SkillEntry
 from skillwire.host.limits import DEFAULT_LIMITS, ClientLimits
 from skillwire.host.verify import verify_bytes, verify_frontmatter
 
-__all__ = ["Failure", "call_server", "limits_from", "run_inspect", "server_target", "verify_entry"]
+__all__ = ["Failure", "call_server", "headers_from", "limits_from", "run_inspect", "server_target", "verify_entry"]
 
 T = TypeVar("T")
 
@@ -96,7 +97,8 @@ class _Report:
 def run_inspect(args: argparse.Namespace) -> int:
     target = server_target(args.server)
     limits = limits_from(args)
-    report = call_server(args.server, _inspect, target, args.verify, limits)
+    headers = headers_from(args, target)
+    report = call_server(args.server, _inspect, target, args.verify, limits, headers)
     if report.cutoff is not None:
         err(f"skillwire: the skill listing of {args.server} is incomplete: {report.cutoff}")
     if args.json:
@@ -108,15 +110,32 @@ def run_inspect(args: argparse.Namespace) -> int:
     return 1 if report.failures or report.problems else 0
 
 
+def headers_from(args: argparse.Namespace, target: str | list[str] | None = None) -> dict[str, str] | None:
+    """The HTTP headers `--token-file` / `--header` ask for (None if neither); refused for a stdio `target`."""
+    headers = dict(parse_header(h) for h in getattr(args, "header", []))
+    token_file = getattr(args, "token_file", None)
+    if token_file is not None:
+        if any(name.lower() == "authorization" for name in headers):
+            raise SkillwireError("give --token-file or an Authorization --header, not both")
+        headers["Authorization"] = f"Bearer {first_token(token_file)}"
+    if not headers:
+        return None
+    if isinstance(target, list):
+        raise SkillwireError("--token-file and --header apply to http(s) servers, not to a command")
+    return headers
+
+
 def limits_from(args: argparse.Namespace) -> ClientLimits:
     """The `ClientLimits` a command's options ask for (`--max-pages`), the defaults otherwise."""
     max_pages = getattr(args, "max_pages", None)
     return DEFAULT_LIMITS if max_pages is None else ClientLimits(max_listing_pages=max_pages)
 
 
-async def _inspect(target: str | list[str], verify: bool, limits: ClientLimits) -> _Report:
+async def _inspect(
+    target: str | list[str], verify: bool, limits: ClientLimits, headers: dict[str, str] | None = None
+) -> _Report:
     report = _Report()
-    async with SkillsClient.connect(target, limits=limits) as client:
+    async with SkillsClient.connect(target, limits=limits, headers=headers) as client:
         report.server = {
             "name": client.server_name,
             "version": client.server_version,

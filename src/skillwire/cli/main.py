@@ -4,6 +4,9 @@
     skillwire serve skills/ --http 127.0.0.1:8000
     skillwire serve skills/ --no-watch         # rescan only on SIGHUP (POSIX)
     skillwire serve skills/ --digest-cache ~/.cache/skillwire/skills.json   # fast restarts
+    skillwire serve skills/ --http 127.0.0.1:8000 --token-file tokens.txt  # bearer tokens from a file
+    skillwire serve skills/ --http 0.0.0.0:8000 --public-url https://skills.example.com \
+        --auth-issuer https://id.example.com --required-scope skills:read  # OAuth: JWTs for .../mcp
 
 Errors are one line on stderr (`skillwire: error: ...`) and exit status 2 for
 usage, 1 for failures; `--debug` shows tracebacks. Every line shown to a person,
@@ -18,15 +21,16 @@ import contextlib
 import logging
 import sys
 import traceback
+import urllib.parse
 from collections.abc import Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import anyio
 
 import skillwire
 from skillwire.catalog import Catalog, Refusal
 from skillwire.cli.output import SafeFormatter, err, say
-from skillwire.errors import SkillwireError
+from skillwire.errors import AuthenticationRequired, SkillwireError
 from skillwire.server.extension import SkillsExtension
 from skillwire.server.service import (
     DEFAULT_CACHE_SCOPE,
@@ -36,7 +40,11 @@ from skillwire.server.service import (
     SkillService,
 )
 
+if TYPE_CHECKING:
+    from skillwire.server.auth import AuthConfig
+
 PROG = "skillwire"
+HOW_TO_SEND_A_TOKEN = "; pass it with --token-file FILE or --header 'Authorization: Bearer TOKEN'"
 
 
 class CliError(Exception):
@@ -69,6 +77,10 @@ def _run(args: argparse.Namespace) -> int:
     try:
         result: int = args.func(args)
         return result
+    except AuthenticationRequired as error:  # one line: who wants a token, and how to give one
+        hint = "" if error.token_sent or error.status == 403 else HOW_TO_SEND_A_TOKEN
+        err(f"{PROG}: error: {error}{hint}")
+        return 1
     except (CliError, SkillwireError) as error:
         # A message may list one problem per line (pull's refusals): each line is made terminal safe on its own.
         header, *details = str(error).split("\n")
@@ -93,6 +105,18 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("-v", "--verbose", action="store_true", help="log what the server does")
     common.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    client_auth = argparse.ArgumentParser(add_help=False)
+    credentials = client_auth.add_argument_group("authentication (http(s) servers)")
+    credentials.add_argument(
+        "--token-file", metavar="FILE", help="send the first token in FILE as 'Authorization: Bearer TOKEN'"
+    )
+    credentials.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="send this HTTP header, e.g. 'Authorization: Bearer TOKEN' (repeatable)",
+    )
 
     serve = sub.add_parser(
         "serve",
@@ -124,11 +148,37 @@ def _parser() -> argparse.ArgumentParser:
         action="store_false",
         help="do not follow changes on disk (send SIGHUP to rescan); clients are still told when the catalog changes",
     )
+    auth = serve.add_argument_group("authentication (HTTP only; see README 'Deploying')")
+    auth.add_argument(
+        "--auth-issuer",
+        metavar="URL",
+        help="accept JWT access tokens from this OAuth issuer (keys found from its metadata), audience PUBLIC_URL/mcp",
+    )
+    auth.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="accept the bearer tokens in FILE (one a line: TOKEN [subject=NAME] [scopes=a,b]); re-read on change",
+    )
+    auth.add_argument(
+        "--required-scope",
+        action="append",
+        default=[],
+        metavar="SCOPE",
+        help="a token must carry this scope (repeatable; 403 insufficient_scope otherwise)",
+    )
+    # --public-url is defined here only: authentication takes its resource URL (the token audience) from it, and
+    # the Host/Origin checks take the allowed host from it.
+    serve.add_argument(
+        "--public-url",
+        metavar="URL",
+        type=_public_url,
+        help="the URL clients reach this server at (scheme://host[:port], e.g. behind a proxy); default: bind address",
+    )
     serve.set_defaults(func=_serve)
 
     host = sub.add_parser(
         "host",
-        parents=[common],
+        parents=[common, client_auth],
         help="try the host side: list, approve, load and read skills from MCP servers",
         description=(
             "Connect to MCP servers under labels you choose, show their skills (with origin and name collisions), "
@@ -167,7 +217,7 @@ def _parser() -> argparse.ArgumentParser:
 
     inspect = sub.add_parser(
         "inspect",
-        parents=[common],
+        parents=[common, client_auth],
         help="show what a skills server publishes; --verify checks every file",
         description="Connect to SERVER (an http(s) URL, or a command that starts a stdio server) and list its skills.",
     )
@@ -179,7 +229,7 @@ def _parser() -> argparse.ArgumentParser:
 
     pull = sub.add_parser(
         "pull",
-        parents=[common],
+        parents=[common, client_auth],
         help="download one skill, verified, into a folder",
         description=(
             "Read every file of the skill at SKILL_URI from SERVER, verify all of them against its entry, "
@@ -241,7 +291,7 @@ def _host(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     from skillwire.cli.progress import ProgressBar
-    from skillwire.server.run import bind, build_server, serve_http, serve_stdio
+    from skillwire.server.run import MCP_PATH, bind, build_server, serve_http, serve_stdio, url_for
     from skillwire.server.watch import LiveReload
     from skillwire.sources.filesystem import FolderSource
 
@@ -251,6 +301,8 @@ def _serve(args: argparse.Namespace) -> int:
         raise CliError(str(error)) from None
     # A bad --http value is a usage error: report it before scanning, so it is the only line printed.
     address = None if args.http is None else _host_port(args.http)
+    if address is None and (args.auth_issuer or args.token_file or args.required_scope):
+        raise CliError("--auth-issuer, --token-file and --required-scope apply to --http only (stdio has no callers)")
     progress = ProgressBar(sys.stderr) if not args.quiet and sys.stderr.isatty() else None
     source = FolderSource(args.paths, digest_cache=args.digest_cache, progress=progress)
     extension = SkillsExtension(SkillService(source, options))
@@ -271,12 +323,48 @@ def _serve(args: argparse.Namespace) -> int:
     except OSError as error:
         raise CliError(f"cannot listen on {args.http}: {error.strerror or error}") from None
 
+    auth = _auth_config(args, resource=(args.public_url + MCP_PATH) if args.public_url else url_for(sock))
+
     def ready(url: str) -> None:
         err(f"{PROG}: listening on {url}")
 
     with contextlib.suppress(KeyboardInterrupt):
-        anyio.run(lambda: serve_http(server, sock, on_ready=ready, live=live, service=extension.service))
+        anyio.run(lambda: serve_http(server, sock, on_ready=ready, live=live, service=extension.service, auth=auth))
     return 0
+
+
+def _public_url(text: str) -> str:
+    """--public-url: an http(s) origin, no path, query or credentials (a trailing slash is dropped)."""
+    parts = urllib.parse.urlsplit(text)
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.path not in ("", "/")
+        or parts.query
+        or parts.fragment
+        or parts.username is not None
+    ):
+        raise argparse.ArgumentTypeError(f"want scheme://host[:port], e.g. https://skills.example.com, not {text!r}")
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _auth_config(args: argparse.Namespace, *, resource: str) -> AuthConfig | None:
+    """Who may call, from --auth-issuer / --token-file / --required-scope (None: no authentication asked for)."""
+    from skillwire.server.auth import AuthConfig
+
+    if args.auth_issuer is None and args.token_file is None:
+        if args.required_scope:
+            raise CliError("--required-scope needs --auth-issuer or --token-file")
+        return None
+    try:
+        return AuthConfig(
+            resource=resource,
+            issuer=args.auth_issuer,
+            token_file=args.token_file,
+            required_scopes=tuple(args.required_scope),
+        )
+    except ValueError as error:
+        raise CliError(str(error)) from None
 
 
 def _host_port(text: str) -> tuple[str, int]:

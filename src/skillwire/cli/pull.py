@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from skillwire.cli.inspect import call_server, server_target, verify_entry
+from skillwire.cli.inspect import call_server, headers_from, server_target, verify_entry
 from skillwire.cli.output import say
 from skillwire.client.session import SkillsClient
 from skillwire.errors import SkillwireError
@@ -54,10 +54,11 @@ def run_pull(args: argparse.Namespace) -> int:
     dest = Path(args.dest)
     _check_dest(dest, force=args.force)
     target = server_target(args.server)
+    headers = headers_from(args, target)
     # Agent paths are matched across the DEST boundary too: pulling `copilot-instructions.md` into `repo/.github`.
     placed = dest.expanduser().resolve().parts
     files, entry, server_name, refusal = call_server(
-        args.server, _fetch, target, args.skill_uri, placed, bool(args.force)
+        args.server, _fetch, target, args.skill_uri, placed, bool(args.force), headers
     )
     if refusal:
         raise PullRefused(refusal)
@@ -90,14 +91,14 @@ def _check_dest(dest: Path, *, force: bool) -> None:
 
 
 async def _fetch(
-    target: str | list[str], uri: str, placed: Sequence[str], force: bool
+    target: str | list[str], uri: str, placed: Sequence[str], force: bool, headers: dict[str, str] | None = None
 ) -> tuple[dict[str, bytes], SkillEntry, str | None, str | None]:
     """The verified bytes of every file of the skill, by relative path, or why the skill cannot be pulled.
 
     A refusal is returned, not raised: raised inside the connection it would reach the user wrapped
     in the SDK's task-group exception. Paths are judged before any file is read.
     """
-    async with SkillsClient.connect(target) as client:
+    async with SkillsClient.connect(target, headers=headers) as client:
         entry = await client.get_entry(uri)
         if isinstance(entry.resources, str):
             return {}, entry, client.server_name, f"{uri} is a dynamic skill: it has no manifest to verify against"

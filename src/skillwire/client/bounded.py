@@ -20,7 +20,7 @@ import json
 import logging
 import urllib.parse
 import urllib.request
-from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -156,9 +156,16 @@ class BoundedHTTPTransport(httpx2.AsyncBaseTransport):
     as sent, so a small gzip bomb cannot expand past the bound (and fails to parse instead).
     """
 
-    def __init__(self, meter: ResponseMeter, inner: httpx2.AsyncBaseTransport) -> None:
+    def __init__(
+        self,
+        meter: ResponseMeter,
+        inner: httpx2.AsyncBaseTransport,
+        *,
+        challenges: list[httpx2.Response] | None = None,
+    ) -> None:
         self._meter = meter
         self._inner = inner
+        self._challenges = challenges
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         request.headers["Accept-Encoding"] = "identity"
@@ -166,6 +173,10 @@ class BoundedHTTPTransport(httpx2.AsyncBaseTransport):
         # (max_sse_event_size). A POST's answer is counted against its request's bound.
         expectation = self._meter.lookup(_request_body(request)) if request.method == "POST" else None
         response = await self._inner.handle_async_request(request)
+        if self._challenges is not None and response.status_code in (401, 403):
+            # The SDK turns a 401/403 into a generic error; keep the status and WWW-Authenticate (no body).
+            challenge = {k: v for k, v in response.headers.items() if k.lower() == "www-authenticate"}
+            self._challenges.append(httpx2.Response(response.status_code, headers=challenge))
         headers = httpx2.Headers(response.headers)
         headers.pop("Content-Encoding", None)
         stream = response.stream
@@ -205,7 +216,7 @@ class _QuietOverLimit(logging.Filter):
 _QUIET_OVER_LIMIT = _QuietOverLimit()
 
 
-def _environment_proxy(url: str) -> str | None:
+def environment_proxy(url: str) -> str | None:
     """The proxy the environment names for `url` (HTTP(S)_PROXY, ALL_PROXY, NO_PROXY), as httpx2 would use it.
 
     A client given its own transport no longer reads these, so they are read here.
@@ -218,13 +229,26 @@ def _environment_proxy(url: str) -> str | None:
 
 
 @asynccontextmanager
-async def bounded_http_client(url: str, meter: ResponseMeter) -> AsyncIterator[Any]:
-    """The SDK's streamable HTTP transport over an httpx2 client whose responses are bounded by `meter`."""
+async def bounded_http_client(
+    url: str,
+    meter: ResponseMeter,
+    *,
+    auth: httpx2.Auth | None = None,
+    headers: Mapping[str, str] | None = None,
+    challenges: list[httpx2.Response] | None = None,
+) -> AsyncIterator[Any]:
+    """The SDK's streamable HTTP transport over an httpx2 client whose responses are bounded by `meter`.
+
+    `auth` and `headers` (e.g. `Authorization: Bearer ...`) go on every request; the 401/403 answers seen are
+    appended to `challenges` (status and `WWW-Authenticate` only), for `credentials.authentication_required`.
+    """
     logging.getLogger(streamable_http_client.__module__).addFilter(_QUIET_OVER_LIMIT)  # adding it twice is a no-op
     timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
-    transport = BoundedHTTPTransport(meter, httpx2.AsyncHTTPTransport(proxy=_environment_proxy(url)))
+    transport = BoundedHTTPTransport(
+        meter, httpx2.AsyncHTTPTransport(proxy=environment_proxy(url)), challenges=challenges
+    )
     async with (
-        httpx2.AsyncClient(timeout=timeout, transport=transport) as http,
+        httpx2.AsyncClient(timeout=timeout, transport=transport, auth=auth, headers=headers) as http,
         streamable_http_client(url, http_client=http, max_sse_event_size=meter.limits.largest_response) as streams,
     ):
         yield streams

@@ -28,12 +28,19 @@ from types import TracebackType
 from typing import Any
 
 import anyio
+import httpx2
 from anyio.abc import TaskGroup, TaskStatus
 from mcp.shared.exceptions import MCPError
 
 from skillwire.cache.store import SkillCache
 from skillwire.client.session import SkillsClient, Target
-from skillwire.errors import ResponseTooLarge, SkillwireError, UnlistedResource, VerificationError
+from skillwire.errors import (
+    AuthenticationRequired,
+    ResponseTooLarge,
+    SkillwireError,
+    UnlistedResource,
+    VerificationError,
+)
 from skillwire.host.approvals import (
     Approval,
     ApprovalPrompt,
@@ -208,11 +215,19 @@ class Host:
 
     # -- servers -------------------------------------------------------------------------------------------------
 
-    async def add_server(self, label: str, target: Target) -> None:
+    async def add_server(
+        self,
+        label: str,
+        target: Target,
+        *,
+        auth: httpx2.Auth | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
         """Connect to a server under a host-assigned label and list its skills (no file is read).
 
         `target` is what `SkillsClient.connect` takes: an http(s) URL, a stdio command line, or an
-        in-process SDK server.
+        in-process SDK server. `auth` / `headers` (a bearer token, say) go on every HTTP request to
+        this server only; a server that wants a token raises `AuthenticationRequired`.
         """
         check_label(label)
         if self._task_group is None:
@@ -220,7 +235,9 @@ class Host:
         if label in self._servers:
             raise HostError(f"a server is already connected as {label!r}")
         try:
-            server: _Server = await self._task_group.start(self._hold, label, target)
+            server: _Server = await self._task_group.start(self._hold, label, target, auth, headers)
+        except AuthenticationRequired:
+            raise
         except Exception as err:
             raise HostError(f"cannot connect to the server for {label!r}: {_describe(err)}") from err
         self._servers[label] = server
@@ -234,7 +251,15 @@ class Host:
                 await self._close(label)
             raise
 
-    async def _hold(self, label: str, target: Target, *, task_status: TaskStatus[_Server]) -> None:
+    async def _hold(
+        self,
+        label: str,
+        target: Target,
+        auth: httpx2.Auth | None,
+        headers: Mapping[str, str] | None,
+        *,
+        task_status: TaskStatus[_Server],
+    ) -> None:
         """Keep one connection open in its own task until `_close` asks it to end.
 
         SDK connections own anyio task groups, whose cancel scopes must be exited in the task
@@ -242,7 +267,7 @@ class Host:
         """
         server: _Server | None = None
         try:
-            async with SkillsClient.connect(target, limits=self.limits) as client:
+            async with SkillsClient.connect(target, limits=self.limits, auth=auth, headers=headers) as client:
                 server = _Server(label, client)
                 task_status.started(server)
                 await server.close.wait()

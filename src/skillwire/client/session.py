@@ -21,11 +21,12 @@ import binascii
 import logging
 import shlex
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, TextIO, TypeVar
 
+import httpx2
 from mcp import Client
 from mcp.client.extension import advertise
 from mcp.client.stdio import StdioServerParameters
@@ -35,7 +36,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import BlobResourceContents, PaginatedRequestParams, Request, Result, TextResourceContents
 from pydantic import ConfigDict, ValidationError
 
-from skillwire.client.bounded import ResponseMeter, bounded_http_client, bounded_stdio_client
+from skillwire.client.bounded import ResponseMeter, bounded_http_client, bounded_stdio_client, environment_proxy
+from skillwire.client.credentials import authentication_required
 from skillwire.errors import ResponseTooLarge, SkillwireError
 from skillwire.host.entry import InvalidEntry, SkillEntry, parse_entry
 from skillwire.host.limits import DEFAULT_LIMITS, ClientLimits
@@ -213,6 +215,8 @@ class SkillsClient:
         cwd: str | None = None,
         errlog: TextIO | None = None,
         limits: ClientLimits = DEFAULT_LIMITS,
+        auth: httpx2.Auth | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> AsyncIterator[SkillsClient]:
         """Connect to `target` and yield a client; the connection closes when the block ends.
 
@@ -223,15 +227,22 @@ class SkillsClient:
         falling back to `initialize`), "legacy" (`initialize` only), or a modern version.
         The SDK's response cache is off: a host must see what the server serves now.
         Over HTTP and stdio every answer is bounded by `limits` while it arrives (an
-        in-process server has no wire to bound).
+        in-process server has no wire to bound). `auth` (an httpx2 `Auth`) and `headers` (e.g.
+        `{"Authorization": "Bearer ..."}`) go on every HTTP request; a 401/403 ends the connection
+        with `AuthenticationRequired`, naming the authorization servers the server trusts.
         """
         meter = ResponseMeter(limits)
         server: Any
+        challenges: list[httpx2.Response] = []
+        url: str | None = None
         if isinstance(target, Server | MCPServer):
             server = target
         elif isinstance(target, str) and target.startswith(("http://", "https://")):
-            server = bounded_http_client(target, meter)
+            url = target
+            server = bounded_http_client(target, meter, auth=auth, headers=headers, challenges=challenges)
         else:
+            if auth is not None or headers:
+                raise ValueError("auth and headers apply to http(s) servers only")
             argv = shlex.split(target) if isinstance(target, str) else list(target)
             if not argv:
                 raise ValueError("an empty command line cannot start a stdio server")
@@ -244,8 +255,16 @@ class SkillsClient:
             read_timeout_seconds=read_timeout_seconds,
             extensions=[advertise(EXTENSION_ID)],
         )
-        async with client:
-            yield cls(client, meter=meter)
+        try:
+            async with client:
+                yield cls(client, meter=meter)
+        except Exception:
+            if url is None or not challenges:
+                raise
+            sent = auth is not None or any(name.lower() == "authorization" for name in headers or {})
+            raise await authentication_required(
+                url, challenges[-1], proxy=environment_proxy(url), token_sent=sent
+            ) from None
 
     @property
     def limits(self) -> ClientLimits:

@@ -24,6 +24,7 @@ from mcp.server.stdio import stdio_server
 from starlette.applications import Starlette
 
 import skillwire
+from skillwire.server.auth import AuthConfig, build_verifier, install, metadata_routes
 from skillwire.server.catalog_page import catalog_routes
 from skillwire.server.extension import SkillsExtension
 from skillwire.server.service import SkillService
@@ -53,15 +54,23 @@ async def serve_stdio(server: Server[Any], *, live: LiveReload | None = None) ->
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def http_app(server: Server[Any], *, host: str, service: SkillService | None = None) -> Starlette:
+def http_app(
+    server: Server[Any], *, host: str, service: SkillService | None = None, auth: AuthConfig | None = None
+) -> Starlette:
     """The streamable HTTP ASGI app (JSON responses: half the CPU per request of SSE framing).
 
     With `service`, the catalog page (`catalog_page.py`) is served at `/` beside the MCP endpoint.
+    With `auth`, every route but the Protected Resource Metadata needs a bearer token (`auth.py`).
     """
-    routes = catalog_routes(service) if service is not None else None
-    return server.streamable_http_app(
-        streamable_http_path=MCP_PATH, json_response=True, host=host, custom_starlette_routes=routes
+    routes = catalog_routes(service) if service is not None else []
+    if auth is not None:
+        routes += metadata_routes(auth)
+    app = server.streamable_http_app(
+        streamable_http_path=MCP_PATH, json_response=True, host=host, custom_starlette_routes=routes or None
     )
+    if auth is not None:
+        install(app, auth, build_verifier(auth))
+    return app
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -93,16 +102,18 @@ async def serve_http(
     on_ready: Callable[[str], None] | None = None,
     live: LiveReload | None = None,
     service: SkillService | None = None,
+    auth: AuthConfig | None = None,
 ) -> None:
     """Serve streamable HTTP on an already-bound socket until cancelled (`live`: installed on `server`).
 
     `service`: the skills `server` serves, shown as the catalog page at `/` (no page without it).
+    `auth`: who may call (every route but the metadata needs a token); None: anyone who can connect.
     """
     host = sock.getsockname()[0]
     # log_config=None: uvicorn's records go to the application's handlers (the CLI's escapes hostile text for the
     # terminal) instead of handlers uvicorn would install for itself.
     config = uvicorn.Config(
-        http_app(server, host=host, service=service),
+        http_app(server, host=host, service=service, auth=auth),
         log_level="warning",
         log_config=None,
         lifespan="on",
