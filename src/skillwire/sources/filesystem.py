@@ -1264,8 +1264,8 @@ def _check_names(members: Sequence[_FileRecord], prefix: str, skill_path: tuple[
     skill is never served, so it costs nothing.
     """
     joined = "/".join([*skill_path, *(rec.rel for rec in members)])
-    if (joined.isascii() or _encodes(joined)) and not UNADDRESSABLE.search(joined):
-        return  # the common case: one pass over every name
+    if joined.isprintable() and "\\" not in joined:
+        return  # the common case, fast: a printable name holds no control character and no lone surrogate
     _check_names_encode(members, prefix, skill_path)
     for segment in skill_path:
         problem = segment_problem(segment)
@@ -1296,13 +1296,13 @@ def _name_rule(problem: str) -> str:
 
 def _check_uri_lengths(uris: Sequence[str], rels: Sequence[str]) -> None:
     """Raise SkillError (rule `uri-too-long`) if a file's URI is longer than `canonical_uri` reads."""
-    longest = max(uris, key=len)
-    if len(longest) > MAX_URI_LENGTH:
+    length = max(map(len, uris))
+    if length > MAX_URI_LENGTH:
         raise SkillError(
-            f"its URI is {len(longest)} characters long, over the limit of {MAX_URI_LENGTH}, so no read can "
+            f"its URI is {length} characters long, over the limit of {MAX_URI_LENGTH}, so no read can "
             "name it; shorten folder or file names",
             rule="uri-too-long",
-            path=rels[uris.index(longest)],
+            path=rels[[len(uri) for uri in uris].index(length)],
         )
 
 
