@@ -57,6 +57,8 @@ def test_equivalent_spellings_canonicalise_to_one_uri(given: str, canonical: str
         ("skill://a\\b", "backslashes"),
         ("skill://a/b\x00.md", "control characters"),
         ("skill://a/b%00.md", "control characters"),
+        ("skill://a/b%C2%9B.md", "control characters"),  # C1: U+009B is a CSI on some terminals
+        ("skill://a/b\x85.md", "control characters"),
         ("skill://a//b", "empty path segment"),
         ("skill:///etc/passwd", "empty path segment"),
         ("skill://a/", "empty path segment"),

@@ -31,6 +31,18 @@ _SAFE = "-._~!$&'()*+,;=:@"
 
 _PLAIN = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@]*")
 
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+UNADDRESSABLE = re.compile("[\x00-\x1f\x7f-\x9f\\\\]")
+"""A character no segment of a canonical URI holds once decoded: a control character (C0, DEL, C1) or a backslash.
+A name holding one can be percent-encoded into a URI, but `canonical_uri` refuses every read of that URI."""
+
+
+def segment_problem(segment: str) -> str | None:
+    """Why `canonical_uri` refuses any URI with the (decoded) path segment `segment`, or None if it accepts one."""
+    if _CONTROL.search(segment):
+        return "control characters"
+    return "a backslash" if "\\" in segment else None
+
 
 def encode_segment(segment: str) -> str:
     """Percent-encode one path segment (RFC 3986 pchar)."""
@@ -77,7 +89,7 @@ def canonical_uri(uri: object) -> str:
     """Parse a request's `skill://` URI and return its canonical form, or raise InvalidSkillUri.
 
     Rejects what could smuggle a path: `.`/`..` segments (also percent-encoded),
-    encoded `/` or `\\`, backslashes, NUL and control characters, lone surrogates, empty
+    encoded `/` or `\\`, backslashes, NUL and control characters (C0, DEL, C1), lone surrogates, empty
     segments, queries and fragments, other schemes, and URIs (or canonical forms) over MAX_URI_LENGTH.
     """
     if not isinstance(uri, str):
@@ -95,7 +107,7 @@ def canonical_uri(uri: object) -> str:
         raise InvalidSkillUri(uri, "queries and fragments are not part of skill URIs")
     if "\\" in rest:
         raise InvalidSkillUri(uri, "backslashes are not path separators")
-    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in rest):
+    if _CONTROL.search(rest):
         raise InvalidSkillUri(uri, "control characters are not allowed")
     if not rest or rest.startswith("/") or rest.endswith("/"):
         raise InvalidSkillUri(uri, "empty path segment (leading, trailing or doubled '/')")
@@ -113,7 +125,7 @@ def canonical_uri(uri: object) -> str:
             raise InvalidSkillUri(uri, "'.' and '..' segments are not allowed")
         if "/" in decoded or "\\" in decoded:
             raise InvalidSkillUri(uri, "encoded path separators are not allowed")
-        if any(ord(c) < 0x20 or ord(c) == 0x7F for c in decoded):
+        if _CONTROL.search(decoded):  # C0, DEL and C1 (U+009B is a CSI on some terminals)
             raise InvalidSkillUri(uri, "control characters are not allowed")
         segments.append(decoded)
     canonical = PREFIX + join_segments(segments)

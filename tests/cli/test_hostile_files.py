@@ -76,3 +76,56 @@ def test_a_fifo_named_skillwireignore_does_not_hang_serve(tmp_path: Path) -> Non
         assert ".skillwireignore" in server.stderr
         assert "not a regular file" in server.stderr
         server.assert_alive()
+
+
+def test_validate_refuses_a_file_name_with_control_characters_and_shows_it_escaped(tree: Path) -> None:
+    """A file named with ESC and BEL in beta was listed though no read could name it; and its name must not reach
+    the terminal raw (ESC ] 0; retitles the window)."""
+    (tree / "beta" / "esc\x1b]0;owned\x07.md").write_bytes(b"e")
+    done = run_skillwire("validate", str(tree), timeout=FREEZE_S)
+    assert done.returncode == 1, done.stderr
+    assert "0 skills ok, 2 refused" in done.stdout
+    assert "[file-name-control]" in done.stdout
+    assert "beta/esc\\x1b]0;owned\\x07.md" in done.stdout
+    assert "rename it without control characters" in done.stdout
+    assert "\x1b" not in done.stdout + done.stderr
+    report = json.loads(run_skillwire("validate", str(tree), "--format", "json", timeout=FREEZE_S).stdout)
+    [refused] = [r for r in report["refused"] if r["rule"] == "file-name-control"]
+    assert refused["path"].endswith("beta/esc\\x1b]0;owned\\x07.md")
+    assert refused["fix"] == "rename it without control characters (tab, newline, escape)"
+
+
+def test_validate_refuses_a_skill_holding_a_file_whose_uri_is_too_long(tree: Path) -> None:
+    """Six nested folders of 120 'é' each in beta: the deepest file's URI is over 4096 characters, which no read
+    accepts, yet beta validated as servable."""
+    deep = tree / "beta" / "/".join(["\u00e9" * 120] * 6)
+    deep.mkdir(parents=True)
+    (deep / "deep.md").write_bytes(b"d")
+    done = run_skillwire("validate", str(tree), "--format", "json", timeout=FREEZE_S)
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    [refused] = [r for r in report["refused"] if r["rule"] == "uri-too-long"]
+    assert refused["path"] == str(deep / "deep.md")
+    length = len("skill://beta/" + "/".join(["%C3%A9" * 120] * 6) + "/deep.md")  # 4346
+    assert f"{length} characters long, over the limit of 4096" in refused["message"]
+    assert refused["fix"] == "shorten folder or file names"
+
+
+def test_validate_passes_a_skill_whose_ignored_links_are_broken(tmp_path: Path) -> None:
+    """A dangling `x.tmp` under a `*.tmp` ignore rule and a `.DS_Store` linking to itself refused their skill
+    (link-dangles, unreadable), though both names are ignored."""
+    skill = tmp_path / "skills" / "alpha"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: alpha\ndescription: Skill alpha\n---\n# alpha\n")
+    (skill / ".skillwireignore").write_text("*.tmp\n")
+    (skill / "x.tmp").symlink_to("no/such/target")
+    (skill / ".DS_Store").symlink_to(".DS_Store")
+    (skill / "kept.md").symlink_to("no/such/target")  # not ignored: still refuses, as before
+    done = run_skillwire("validate", str(skill.parent), "--format", "json", timeout=FREEZE_S)
+    assert [(r["rule"], r["path"].rsplit("/", 1)[-1]) for r in json.loads(done.stdout)["refused"]] == [
+        ("link-dangles", "kept.md")
+    ]
+    (skill / "kept.md").unlink()
+    done = run_skillwire("validate", str(skill.parent), timeout=FREEZE_S)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 skill ok" in done.stdout

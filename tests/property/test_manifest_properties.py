@@ -21,16 +21,16 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pathspec
-import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from skillwire.catalog import Catalog
+from skillwire.display import terminal_safe
 from skillwire.errors import FrontmatterError, InvalidSkillUri
 from skillwire.frontmatter import parse_skill_md
 from skillwire.names import description_problem, name_problem
 from skillwire.sources.filesystem import FolderSource
-from skillwire.uri import canonical_uri
+from skillwire.uri import MAX_URI_LENGTH, canonical_uri
 
 # ------------------------------------------------------------------------------------------- the documented rules
 
@@ -108,13 +108,11 @@ def reference_walk(
             if not (_builtin_ignored(name, False) or _ignored(rel, False, specs)):
                 ref.bad.append((rel, "file-name-encoding"))
             continue
-        try:  # before the ignore check, as the scan does today: see the xfail test on ignored broken links below
+        try:
             st_ = os.stat(path)
-        except FileNotFoundError:
-            ref.bad.append((rel, "link-dangles"))
-            continue
-        except OSError:  # a link to itself
-            ref.bad.append((rel, "unreadable"))
+        except OSError as exc:  # a broken link is no folder: ignored like a file of its name, else refused
+            if not (_builtin_ignored(name, False) or _ignored(rel, False, specs)):
+                ref.bad.append((rel, "link-dangles" if isinstance(exc, FileNotFoundError) else "unreadable"))
             continue
         is_dir = stat.S_ISDIR(st_.st_mode)
         if _builtin_ignored(name, is_dir) or _ignored(rel, is_dir, specs):
@@ -146,6 +144,13 @@ def _shown(path: str) -> str:
 
 def _utf8(name: str) -> bool:
     return os.fsencode(name).decode("utf-8", "replace") == name
+
+
+def _name_rule(name: str) -> str | None:
+    """The rule a name breaks that no URI a read accepts can carry (control characters, a backslash), or None."""
+    if any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in name):
+        return "file-name-control"
+    return "file-name-backslash" if "\\" in name else None
 
 
 def _uri(segments: list[str]) -> str:
@@ -194,6 +199,23 @@ def expected_catalog(root: Path) -> Expected:
         if bad_names:
             result.refused[d] = bad_names
             continue
+        folder_rule = next(filter(None, map(_name_rule, skill_path)), None)
+        if folder_rule is not None:  # the skill's own folder, or one above it inside the root
+            result.refused[d] = {(os.path.join(display, "SKILL.md"), folder_rule)}
+            continue
+        bad_names = {(os.path.join(display, terminal_safe(r)), _name_rule(r) or "") for r in member_rels}
+        bad_names = {(path, rule) for path, rule in bad_names if rule}
+        if bad_names:
+            result.refused[d] = bad_names
+            continue
+        long_uris = {
+            (os.path.join(display, r), "uri-too-long")
+            for r in member_rels
+            if len(_uri(skill_path + r.split("/"))) > MAX_URI_LENGTH
+        }
+        if long_uris:
+            result.refused[d] = long_uris
+            continue
         # A bad path is reported inside the skill; one at the skill's folder itself, at its SKILL.md.
         bad = {(_shown(os.path.join(display, p[cut:] or "SKILL.md")), r) for p, r in ref.bad if _under(p, d)}
         if bad:
@@ -227,11 +249,13 @@ SKILL_NAMES = ["alpha", "beta-2", "gamma", "x1"]
 FOLDER_NAMES = [
     *SKILL_NAMES, "Bad", "a b", "é", "e\u0301", ".curated", "#dir", "%2e%2e", "?q", "d" * 200, "-x", "docs",
     "build", "node_modules", ".git", "__pycache__", "CVS", "日本", os.fsdecode(b"dir\xff"),
+    "esc\x1bdir",
 ]  # fmt: skip
 FILE_NAMES = [
     "a.md", "b.txt", "a b.md", "é.md", "日本.txt", ".hidden", "#x", "%41.md", "%2e%2e", "?q", "f" * 200, "a:b",
     "-x", "UPPER.MD", "x.tmp", "keep.tmp", "secret.md", ".DS_Store", "x.pyc", "._x", ".gitkeep", "Thumbs.db",
     "skill.md", "[x]", "a&b=c", "~", "'", "x.", "..x", "...", "\u202eevil.md", "zero\u200bwidth", ".skillwireignore",
+    "tab\tname.md", "c1\x85.md", "back\\slash",
     os.fsdecode(b"bad\xff.md"), os.fsdecode(b"\xe9t\xe9.txt"), os.fsdecode(b"cut\xe2\x82.md"),  # not UTF-8
 ]  # fmt: skip
 IGNORE_LINES = [
@@ -389,6 +413,10 @@ EVERY_RULE: list[Op] = [
     *_skill(os.fsdecode(b"dir\xff/alpha")), ("file", os.fsdecode(b"\xe9t\xe9.txt"), b"outside every skill"),
     *_skill("epsilon"), ("fifo", "epsilon/.skillwireignore", None), *_skill("zeta"),
     ("link", "zeta/.skillwireignore", "../gamma/.skillwireignore"), ("link", os.fsdecode(b"lost\xff"), "nowhere"),
+    *_skill("theta"), ("file", "theta/tab\tname.md", b"t"), *_skill("iota"), ("file", "iota/back\\slash", b"b"),
+    ("dir", "esc\x1bdir", None), *_skill("esc\x1bdir/kappa"), ("link", "gamma/y.tmp", "no/such/target"),
+    ("link", "alpha/.DS_Store", ".DS_Store"), *_skill("lam"), *(("dir", "lam/" + "/".join(["é" * 120] * i), None)
+    for i in range(1, 7)), ("file", "lam/" + "/".join(["é" * 120] * 6) + "/deep.md", b"d"),
 ]  # fmt: skip
 ROOT_IS_A_SKILL: list[Op] = [("file", "SKILL.md", _skill_md("valid", "root")), *_skill("alpha"), ("file", "a.md", b"a")]
 
@@ -420,39 +448,45 @@ def test_scan_of_a_random_tree_equals_the_naive_reference_walk(tmp_path: Path, o
         shutil.rmtree(where)
 
 
-def _assert_every_published_uri_reads(where: Path) -> None:
+def _assert_every_published_uri_reads(where: Path) -> Catalog:
     """A file the server lists is one a client can read: its URI must pass canonical_uri unchanged."""
-    for skill in FolderSource([where]).scan().skills:
+    catalog = FolderSource([where]).scan()
+    for skill in catalog.skills:
         for f in skill.files:
             try:
                 canonical = canonical_uri(f.uri)
             except InvalidSkillUri as err:
                 raise AssertionError(f"{f.uri[:120]} is published but a read of it is refused: {err.reason}") from None
             assert canonical == f.uri
+    return catalog
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="filesystem.py lists files whose names hold control characters; canonical_uri refuses reads of them",
+# Any name a Linux folder can hold (no "/", no NUL, at most 255 bytes), valid UTF-8.
+ANY_NAME = st.text(st.characters(codec="utf-8", exclude_characters="/\x00"), min_size=1, max_size=40).filter(
+    lambda name: name not in (".", "..", "SKILL.md") and len(name.encode()) <= 255
 )
-@given(st.lists(st.sampled_from(["ok.md", "tab\tname.md", "esc\x1b[31m.md", "del\x7f", "nl\nname", "c1\x85.md"])))
+ODD_NAMES = ["ok.md", "tab\tname.md", "esc\x1b[31m.md", "del\x7f", "nl\nname", "c1\x85.md", "back\\slash", "\\"]
+
+
+@given(st.lists(st.sampled_from(ODD_NAMES) | ANY_NAME, unique=True, max_size=6))
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_a_file_name_with_control_characters_is_never_published_unreadable(tmp_path: Path, names: list[str]) -> None:
-    """Resource Mapping: every file a skill lists can be read, so a name the URI parser refuses is not listed."""
+    """Resource Mapping: every file a skill lists can be read, so a name the URI parser refuses (a control character,
+    C0, DEL or C1, or a backslash) is not listed: its skill is refused for it, and any other name is served."""
     where = Path(tempfile.mkdtemp(dir=tmp_path))
     try:
         build([*_skill("alpha"), *(("file", f"alpha/{name}", b"x") for name in names)], where / "root", where / "out")
-        _assert_every_published_uri_reads(where / "root")
+        catalog = _assert_every_published_uri_reads(where / "root")
+        rules = {_name_rule(name) for name in names} - {None}
+        if rules:
+            assert not catalog.skills
+            assert [r.rule for r in catalog.refusals] in [[rule] for rule in rules]
+        else:
+            assert [len(s.files) for s in catalog.skills] == [1 + len(names)], catalog.refusals
     finally:
         shutil.rmtree(where)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="filesystem.py lists files whose URI is over MAX_URI_LENGTH; canonical_uri refuses reads of them",
-)
 @given(st.integers(0, 7))
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_a_file_whose_uri_is_too_long_to_read_is_never_published(tmp_path: Path, depth: int) -> None:
@@ -461,22 +495,22 @@ def test_a_file_whose_uri_is_too_long_to_read_is_never_published(tmp_path: Path,
     try:
         folders = ["alpha/" + "/".join(["\u00e9" * 120] * (i + 1)) for i in range(depth)]
         ops: list[Op] = [*_skill("alpha"), *(("dir", d, None) for d in folders)]
-        build([*ops, ("file", (folders[-1] if folders else "alpha") + "/last.md", b"x")], where / "root", where / "out")
-        _assert_every_published_uri_reads(where / "root")
+        last = (folders[-1] if folders else "alpha") + "/last.md"
+        build([*ops, ("file", last, b"x")], where / "root", where / "out")
+        catalog = _assert_every_published_uri_reads(where / "root")
+        if len(_uri(last.split("/"))) > MAX_URI_LENGTH:
+            assert [(r.rule, r.path) for r in catalog.refusals] == [("uri-too-long", str(where / "root" / last))]
+        else:
+            assert len(catalog.skills) == 1, catalog.refusals
     finally:
         shutil.rmtree(where)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="filesystem.py records a dangling or self-looping link before asking the ignore rules about it",
-)
 @given(st.sampled_from(["no/such/target", "SELF"]), st.sampled_from(["x.tmp", ".DS_Store", "y.pyc", "._z"]))
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_an_ignored_broken_link_does_not_refuse_its_skill(tmp_path: Path, target: str, name: str) -> None:
     """skillwire rule (README, How folders become skills): what a .skillwireignore or the built-in list names is
-    ignored, so a broken link so named costs nothing; today it refuses its skill (link-dangles or unreadable)."""
+    ignored, so a broken link so named costs nothing (it once refused its skill: link-dangles or unreadable)."""
     where = Path(tempfile.mkdtemp(dir=tmp_path))
     try:
         ops: list[Op] = [*_skill("alpha"), ("file", "alpha/.skillwireignore", b"*.tmp\n")]

@@ -234,3 +234,52 @@ async def test_a_folder_swapped_for_a_link_outside_the_root_never_serves_outside
             assert await served_names(client) == {"beta"}
         assert "link-escapes" in await anyio.to_thread.run_sync(page, server)
         server.assert_alive()
+
+
+# -- names and paths no read can name: every file listed must be readable ----------------------------------------------
+
+
+async def read_every_listed_file(client: Client) -> set[str]:
+    """Read every resource every listed skill lists (as a verifying host does); the names of the skills listed."""
+    entries = await all_skills(client)
+    for entry in entries:
+        for resource in entry["resources"]:
+            with anyio.fail_after(FREEZE_S):
+                read = await resources_read(client, resource["uri"])
+            assert read.contents, resource["uri"]
+    return {entry["frontmatter"]["name"] for entry in entries}
+
+
+async def test_a_file_name_with_control_characters_refuses_its_skill_instead_of_listing_an_unreadable_file(
+    tmp_path: Path,
+) -> None:
+    """`touch $'skills/alpha/tab\\tname.md'`: alpha was listed with skill://alpha/tab%09name.md, which every
+    resources/read refused, so no host could verify alpha."""
+    root = make_root(tmp_path, ("alpha", "beta", "gamma"))
+    (root / "alpha" / "tab\tname.md").write_bytes(b"t")
+    (root / "gamma" / "esc\x1b]0;owned\x07.md").write_bytes(b"e")
+    with http_server([root]) as server:
+        async with Client(server.url, mode="auto", cache=None) as client:
+            assert await read_every_listed_file(client) == {"beta"}
+        index = await anyio.to_thread.run_sync(page, server)
+        assert index.count("file-name-control") == 2
+        assert "\x1b" not in server.stderr  # the name is shown escaped, never raw
+        assert "\x1b" not in index
+        assert "[file-name-control]" in server.stderr
+        server.assert_alive()
+
+
+async def test_a_file_whose_uri_is_too_long_refuses_its_skill_instead_of_listing_an_unreadable_file(
+    tmp_path: Path,
+) -> None:
+    """Six nested folders of 120 'é' each: alpha listed a file whose URI (over 4096 characters) no read accepts."""
+    root = make_root(tmp_path)
+    deep = root / "alpha" / "/".join(["\u00e9" * 120] * 6)
+    deep.mkdir(parents=True)
+    (deep / "deep.md").write_bytes(b"d")
+    with http_server([root]) as server:
+        async with Client(server.url, mode="auto", cache=None) as client:
+            assert await read_every_listed_file(client) == {"beta"}
+        assert "[uri-too-long]" in server.stderr
+        assert "over the limit of 4096" in server.stderr
+        server.assert_alive()

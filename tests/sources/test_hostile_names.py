@@ -2,7 +2,8 @@
 
 skillwire choice (issue 9, hole 1): such a name costs only the skill holding it, refused with the rule
 `file-name-encoding` and the name shown escaped; outside every skill it is a skipped path; nothing published
-(refusals, the digest cache) carries a lone surrogate.
+(refusals, the digest cache) carries a lone surrogate. A digest cache from before names with control characters
+were refused cannot publish one again.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pytest
 from skillwire.catalog import Catalog
 from skillwire.sources import filesystem
 from skillwire.sources.filesystem import FolderSource
+from skillwire.uri import canonical_uri
 
 
 @pytest.fixture(autouse=True)
@@ -115,3 +117,22 @@ def test_a_name_that_is_not_utf8_survives_the_digest_cache(tmp_path: Path) -> No
         "skill://alpha/SKILL.md",
         "skill://beta/SKILL.md",
     ]
+
+
+def test_a_digest_cache_from_before_cannot_publish_a_name_no_read_can_name(tmp_path: Path) -> None:
+    """A cache written before names with control characters were refused listed alpha/tab\\tname.md; restoring it
+    must not publish that unreadable URI again until the scan catches up."""
+    root = make_root(tmp_path)
+    (root / "alpha" / "tabname.md").write_bytes(b"t")
+    cache = tmp_path / "digests.json"
+    FolderSource([root], digest_cache=cache).scan()
+    (root / "alpha" / "tabname.md").rename(root / "alpha" / "tab\tname.md")
+    cache.write_text(cache.read_text(encoding="utf-8").replace('"tabname.md"', '"tab\\tname.md"'), encoding="utf-8")
+    source = FolderSource([root], digest_cache=cache)
+    restored = source.restore()
+    for skill in restored.skills if restored is not None else []:
+        for f in skill.files:
+            assert canonical_uri(f.uri) == f.uri
+    scanned = source.scan(1)
+    assert [s.uri for s in scanned.skills] == ["skill://beta/SKILL.md"]
+    assert [r.rule for r in scanned.refusals] == ["file-name-control"]

@@ -169,7 +169,40 @@ def remove_skill_md(root: Path, rng: random.Random) -> list[Path]:
     return [target]
 
 
+def unreadable_name(root: Path, rng: random.Random) -> list[Path]:
+    """A file whose name no read can carry: a control character (C0, DEL, C1) or a backslash."""
+    folder = rng.choice([root, *[p for p in root.rglob("*") if p.is_dir()]])
+    odd = rng.choice(["tab\t", "esc\x1b[2J", "del\x7f", "c1\x9b", "back\\"])
+    target = folder / f"{odd}{rng.randrange(10**6)}.md"
+    target.write_text("odd\n")
+    return [target]
+
+
+def long_uri(root: Path, rng: random.Random) -> list[Path]:
+    """A file so deep that its URI is longer than a read may be (MAX_URI_LENGTH)."""
+    folder = rng.choice([root, *_skills(root)]) / "/".join(["\u00e9" * 120] * 6)
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"deep-{rng.randrange(10**6)}.md"
+    target.write_text("deep\n")
+    return [target]
+
+
+def ignored_broken_link(root: Path, rng: random.Random) -> list[Path]:
+    """A dangling or self-looping link that the ignore rules name (built in, or a .skillwireignore)."""
+    folder = rng.choice([root, *[p for p in root.rglob("*") if p.is_dir()]])
+    name = rng.choice([".DS_Store", f"x{rng.randrange(10**6)}.tmp"])
+    target = folder / name
+    if target.is_symlink() or target.exists():
+        return []
+    (folder / ".skillwireignore").write_text("*.tmp\n")
+    target.symlink_to(rng.choice(["nowhere", name]))
+    return [folder / ".skillwireignore", target]
+
+
 MUTATIONS: list[Mutation] = [
+    unreadable_name,
+    long_uri,
+    ignored_broken_link,
     edit_file,
     add_file,
     delete_skill,

@@ -11,7 +11,9 @@ bad skill never stops the others: it is left out with a `Refusal`. A file or
 folder whose name is not valid UTF-8 refuses the skill holding it, or the skill it
 is (rule `file-name-encoding`, the name shown with its bad bytes as `\\xNN`), and no
 file so named (or below such a folder) is ever opened; outside every skill such a
-file is only reported as a skipped path. Files are only ever
+file is only reported as a skipped path. So does a name holding a control character
+or a backslash (`file-name-control`, `file-name-backslash`), and a file whose URI is
+longer than a read may be (`uri-too-long`): every file listed can be read. Files are only ever
 opened through `safe_open.open_regular` (no wait on a FIFO, no link followed,
 at most size + 1 bytes read).
 
@@ -47,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from skillwire.catalog import Catalog, Refusal
+from skillwire.display import terminal_safe
 from skillwire.errors import FrontmatterError, SkillError
 from skillwire.frontmatter import parse_skill_md
 from skillwire.manifest import Skill, SkillFile, check_limits
@@ -56,7 +59,7 @@ from skillwire.sources.digest_cache import RACY_NS, DigestCache, file_key
 from skillwire.sources.digest_cache import ignored as cache_ignored
 from skillwire.sources.ignore import IGNORE_FILE, IgnoreRules, builtin_ignored
 from skillwire.sources.safe_open import UnsafeFile, open_regular, read_at_most, read_regular
-from skillwire.uri import SKILL_FILE, directory_uri, join_segments
+from skillwire.uri import MAX_URI_LENGTH, SKILL_FILE, UNADDRESSABLE, directory_uri, join_segments, segment_problem
 
 # A relative path whose segments need no percent-encoding (the common case).
 _PLAIN_PATH = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/]*")
@@ -549,6 +552,8 @@ def _served_rows(snapshot: Any, roots: Sequence[Path]) -> list[tuple[int, list[A
                 raise ValueError(f"skill path {row[1]!r} does not match its folder")
     every = "\n".join(names)
     every.encode("utf-8")  # UnicodeEncodeError (a ValueError) for a name no URI can carry
+    if UNADDRESSABLE.search(every.replace("\n", "/")):  # nor can one that no read may name (a cache from before)
+        raise ValueError("a file name holds a control character or a backslash")
     if _ESCAPING_REL.search(every):  # one pass over every file name: this runs at startup
         raise ValueError("a file path climbs out of its skill folder (outside every root)")
     return rows
@@ -1013,11 +1018,14 @@ def _walk_dir(
                         walk.skill_rules[rel_dir] = (real_dir, rules)
                 continue
             st = os.stat(entry.path) if is_link else entry.stat(follow_symlinks=False)
-        except FileNotFoundError:
-            walk.bad_paths.append(Refusal(rel, "link-dangles", "symbolic link points to nothing"))
-            continue
         except OSError as exc:
-            walk.bad_paths.append(Refusal(rel, "unreadable", f"cannot be read: {exc.strerror or exc}"))
+            # A broken link (dangling, or looping on itself) is no folder: ignored as a file, like any other name.
+            if builtin_ignored(name, is_dir=False) or rules.ignored(rel, is_dir=False):
+                continue
+            if isinstance(exc, FileNotFoundError):
+                walk.bad_paths.append(Refusal(rel, "link-dangles", "symbolic link points to nothing"))
+            else:
+                walk.bad_paths.append(Refusal(rel, "unreadable", f"cannot be read: {exc.strerror or exc}"))
             continue
         is_dir = stat.S_ISDIR(st.st_mode)
         if builtin_ignored(name, is_dir=is_dir) or rules.ignored(rel, is_dir=is_dir):
@@ -1202,7 +1210,11 @@ def _build_skill(
 ) -> tuple[Skill, dict[str, str] | None]:
     """Validate one skill folder and build its entry (and the files not at `real_dir`/path, if any);
     raise SkillError naming the broken rule."""
-    _check_names_encode(members, prefix, skill_path)
+    _check_names(members, prefix, skill_path)
+    cut = len(prefix)
+    rels = [rec.rel[cut:] for rec in members]
+    uris = _file_uris(directory_uri(skill_path) + "/", rels)
+    _check_uri_lengths(uris, rels)
     for bad in bad_paths:
         raise SkillError(bad.message, rule=bad.rule, path=bad.path[len(prefix) :])
     check_limits((f.size if f.stamp is not None else 0 for f in members), path=SKILL_FILE)
@@ -1213,7 +1225,6 @@ def _build_skill(
             rule="path-authority",
             path=SKILL_FILE,
         )
-    cut = len(prefix)
     skill_md = None
     for rec in members:
         error = errors.get(rec.rel)
@@ -1230,8 +1241,6 @@ def _build_skill(
     _check_frontmatter(fm, line, skill_path)
     files: list[SkillFile] = []
     moved: dict[str, str] = {}
-    rels = [rec.rel[cut:] for rec in members]
-    uris = _file_uris(directory_uri(skill_path) + "/", rels)
     usual_dir = real_dir == root_prefix + prefix[:-1] if prefix else real_dir + "/" == root_prefix
     for rec, rel, uri in zip(members, rels, uris, strict=True):
         assert rec.digest is not None
@@ -1244,23 +1253,62 @@ def _build_skill(
     return Skill(skill_path, fm, tuple(files)), moved or None
 
 
+def _check_names(members: Sequence[_FileRecord], prefix: str, skill_path: tuple[str, ...]) -> None:
+    """Raise SkillError if the skill's folder or a file in it has a name no readable URI can carry, so the skill
+    cannot be published whole: rule `file-name-encoding` for a name that is not valid UTF-8 (RFC 3986
+    percent-encodes UTF-8), `file-name-control` for one holding a control character (C0, DEL, C1) and
+    `file-name-backslash` for one holding a backslash (`canonical_uri` refuses a read of either).
+
+    The OS hands names that are not UTF-8 over with the bad bytes as lone surrogates (PEP 383); the message
+    shows them as `\\xNN`, and other names through `display.terminal_safe`. A name like that outside every
+    skill is never served, so it costs nothing.
+    """
+    joined = "/".join([*skill_path, *(rec.rel for rec in members)])
+    if joined.isprintable() and "\\" not in joined:
+        return  # the common case, fast: a printable name holds no control character and no lone surrogate
+    _check_names_encode(members, prefix, skill_path)
+    for segment in skill_path:
+        problem = segment_problem(segment)
+        if problem is not None:
+            raise SkillError(
+                f"skill folder '{terminal_safe('/'.join(skill_path))}' has a name holding {problem}, "
+                "so no URI can name it; rename it",
+                rule=_name_rule(problem),
+                path=SKILL_FILE,
+            )
+    cut = len(prefix)
+    for rec in members:
+        inside = rec.rel[cut:]
+        problem = segment_problem(inside)
+        if problem is not None:
+            shown = terminal_safe(inside)
+            raise SkillError(
+                f"file name '{shown}' holds {problem}, so no URI can name it; rename it",
+                rule=_name_rule(problem),
+                path=shown,
+            )
+
+
+def _name_rule(problem: str) -> str:
+    """The refusal rule for a `uri.segment_problem` answer."""
+    return "file-name-backslash" if problem == "a backslash" else "file-name-control"
+
+
+def _check_uri_lengths(uris: Sequence[str], rels: Sequence[str]) -> None:
+    """Raise SkillError (rule `uri-too-long`) if a file's URI is longer than `canonical_uri` reads."""
+    length = max(map(len, uris))
+    if length > MAX_URI_LENGTH:
+        raise SkillError(
+            f"its URI is {length} characters long, over the limit of {MAX_URI_LENGTH}, so no read can "
+            "name it; shorten folder or file names",
+            rule="uri-too-long",
+            path=rels[[len(uri) for uri in uris].index(length)],
+        )
+
+
 def _check_names_encode(members: Sequence[_FileRecord], prefix: str, skill_path: tuple[str, ...]) -> None:
     """Raise SkillError (rule `file-name-encoding`) if the skill's folder or a file in it has a name that is
-    not valid UTF-8: no URI can name it (RFC 3986 percent-encodes UTF-8), so the skill cannot be published whole.
-
-    The OS hands such names over with the bad bytes as lone surrogates (PEP 383); the message shows them as
-    `\\xNN`. A name like that outside every skill is never indexed, so it costs nothing.
-    """
-    names = [*skill_path, *(rec.rel for rec in members)]
-    joined = "\n".join(names)
-    if joined.isascii():
-        return
-    try:
-        joined.encode("utf-8")
-    except UnicodeEncodeError:
-        pass
-    else:
-        return
+    not valid UTF-8."""
     if not all(map(_encodes, skill_path)):
         shown = shown_name("/".join(skill_path))
         raise SkillError(
