@@ -4,6 +4,7 @@
     skillwire serve skills/ --http 127.0.0.1:8000
     skillwire serve skills/ --no-watch         # rescan only on SIGHUP (POSIX)
     skillwire serve skills/ --digest-cache ~/.cache/skillwire/skills.json   # fast restarts
+    skillwire serve skills/ --http 127.0.0.1:8000 --scopes scopes.toml      # each caller sees its own skills
 
 Errors are one line on stderr (`skillwire: error: ...`) and exit status 2 for
 usage, 1 for failures; `--debug` shows tracebacks. Every line shown to a person,
@@ -123,6 +124,12 @@ def _parser() -> argparse.ArgumentParser:
         dest="watch",
         action="store_false",
         help="do not follow changes on disk (send SIGHUP to rescan); clients are still told when the catalog changes",
+    )
+    serve.add_argument(
+        "--scopes",
+        metavar="FILE",
+        help="a TOML policy saying which skills each caller (by token subject, client, scope or claim) may see; "
+        "re-read when it changes",
     )
     serve.set_defaults(func=_serve)
 
@@ -251,16 +258,21 @@ def _serve(args: argparse.Namespace) -> int:
         raise CliError(str(error)) from None
     # A bad --http value is a usage error: report it before scanning, so it is the only line printed.
     address = None if args.http is None else _host_port(args.http)
+    callers = None
+    if args.scopes is not None:  # a bad policy is reported before scanning, as the only line
+        from skillwire.server.scopes_file import PolicyFile
+
+        callers = PolicyFile.load(args.scopes)
     progress = ProgressBar(sys.stderr) if not args.quiet and sys.stderr.isatty() else None
     source = FolderSource(args.paths, digest_cache=args.digest_cache, progress=progress)
-    extension = SkillsExtension(SkillService(source, options))
+    extension = SkillsExtension(SkillService(source, options), callers=callers)
     catalog = extension.service.catalog
     if not args.quiet:
         print_summary(catalog, sys.stderr)
         if extension.service.restored:
             err(f"{PROG}: restored from {args.digest_cache}; checking the disk in the background")
     server = build_server(extension)
-    live = LiveReload(extension.service, watch=args.watch)
+    live = LiveReload(extension.service, watch=args.watch, callers=callers)
     live.install(server)
     if address is None:
         anyio.run(lambda: serve_stdio(server, live=live))
@@ -275,7 +287,9 @@ def _serve(args: argparse.Namespace) -> int:
         err(f"{PROG}: listening on {url}")
 
     with contextlib.suppress(KeyboardInterrupt):
-        anyio.run(lambda: serve_http(server, sock, on_ready=ready, live=live, service=extension.service))
+        anyio.run(
+            lambda: serve_http(server, sock, on_ready=ready, live=live, service=extension.service, callers=callers)
+        )
     return 0
 
 

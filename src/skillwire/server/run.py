@@ -24,6 +24,7 @@ from mcp.server.stdio import stdio_server
 from starlette.applications import Starlette
 
 import skillwire
+from skillwire.scopes import CallerResolver
 from skillwire.server.catalog_page import catalog_routes
 from skillwire.server.extension import SkillsExtension
 from skillwire.server.service import SkillService
@@ -53,12 +54,15 @@ async def serve_stdio(server: Server[Any], *, live: LiveReload | None = None) ->
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def http_app(server: Server[Any], *, host: str, service: SkillService | None = None) -> Starlette:
+def http_app(
+    server: Server[Any], *, host: str, service: SkillService | None = None, callers: CallerResolver | None = None
+) -> Starlette:
     """The streamable HTTP ASGI app (JSON responses: half the CPU per request of SSE framing).
 
-    With `service`, the catalog page (`catalog_page.py`) is served at `/` beside the MCP endpoint.
+    With `service`, the catalog page (`catalog_page.py`) is served at `/` beside the MCP endpoint,
+    scoped by `callers` as the extension is.
     """
-    routes = catalog_routes(service) if service is not None else None
+    routes = catalog_routes(service, callers) if service is not None else None
     return server.streamable_http_app(
         streamable_http_path=MCP_PATH, json_response=True, host=host, custom_starlette_routes=routes
     )
@@ -93,6 +97,7 @@ async def serve_http(
     on_ready: Callable[[str], None] | None = None,
     live: LiveReload | None = None,
     service: SkillService | None = None,
+    callers: CallerResolver | None = None,
 ) -> None:
     """Serve streamable HTTP on an already-bound socket until cancelled (`live`: installed on `server`).
 
@@ -102,7 +107,7 @@ async def serve_http(
     # log_config=None: uvicorn's records go to the application's handlers (the CLI's escapes hostile text for the
     # terminal) instead of handlers uvicorn would install for itself.
     config = uvicorn.Config(
-        http_app(server, host=host, service=service),
+        http_app(server, host=host, service=service, callers=callers),
         log_level="warning",
         log_config=None,
         lifespan="on",
