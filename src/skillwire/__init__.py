@@ -10,6 +10,7 @@ from skillwire.errors import (
     DigestMismatch,
     FrontmatterError,
     FrontmatterMismatch,
+    InvalidScopePolicy,
     InvalidSkillUri,
     LimitExceeded,
     NameRuleError,
@@ -22,7 +23,9 @@ from skillwire.errors import (
 )
 from skillwire.host.limits import ClientLimits
 from skillwire.manifest import MAX_RESOURCES, MAX_TOTAL_BYTES, Skill, SkillFile
+from skillwire.scopes import Caller, CallerResolver, ScopePolicy, Visibility, parse_policy
 from skillwire.server.extension import SkillsExtension
+from skillwire.server.scopes_file import PolicyFile
 from skillwire.server.service import ServeOptions, SkillService
 from skillwire.sources.filesystem import FolderSource
 from skillwire.wire import EXTENSION_ID
@@ -33,17 +36,22 @@ __all__ = [
     "EXTENSION_ID",
     "MAX_RESOURCES",
     "MAX_TOTAL_BYTES",
+    "Caller",
+    "CallerResolver",
     "Catalog",
     "ClientLimits",
     "DigestMismatch",
     "FolderSource",
     "FrontmatterError",
     "FrontmatterMismatch",
+    "InvalidScopePolicy",
     "InvalidSkillUri",
     "LimitExceeded",
     "NameRuleError",
+    "PolicyFile",
     "Refusal",
     "ResponseTooLarge",
+    "ScopePolicy",
     "ServeOptions",
     "SizeMismatch",
     "Skill",
@@ -54,5 +62,7 @@ __all__ = [
     "SkillwireError",
     "UnlistedResource",
     "VerificationError",
+    "Visibility",
     "__version__",
+    "parse_policy",
 ]

@@ -129,7 +129,20 @@ class Catalog:
 
         `among`: only skills whose URI it holds are considered (and none other is built).
         """
-        return tuple(self._get(u) for u in self.skill_uris_enclosing(uri, among))
+        if among is not None:
+            return tuple(self._get(u) for u in self.skill_uris_enclosing(uri, among))
+        found = []  # the unscoped path of every read: kept as lean as it was
+        skills = self._skills
+        scheme, sep, path = uri.partition("://")
+        if not sep:
+            return ()
+        head = scheme + sep
+        while path:
+            candidate = f"{head}{path}/SKILL.md"
+            if candidate in skills:
+                found.append(self._get(candidate))
+            path = path.rpartition("/")[0]
+        return tuple(found)
 
     def skill_uris_enclosing(self, uri: str, among: Container[str] | None = None) -> tuple[str, ...]:
         """`skills_enclosing` by URI, without building any skill."""
@@ -141,7 +154,7 @@ class Catalog:
         head = scheme + sep
         while path:
             candidate = f"{head}{path}/SKILL.md"
-            if candidate in skills and (among is None or candidate in self._skills):
+            if candidate in skills and candidate in self._skills:
                 found.append(candidate)
             path = path.rpartition("/")[0]
         return tuple(found)
@@ -169,7 +182,7 @@ class Catalog:
         if record is None or owner is None:
             return None
         owners.sort()
-        is_skill_md = uri in self._skills and (among is None or uri in among)
+        is_skill_md = uri in self._skills if among is None else uri in self._skills and uri in among
         return ServedFile(record, self._locate(owner, record), tuple(owners), is_skill_md)
 
     @property

@@ -9,6 +9,7 @@ on our side breaks a rule" from "a peer sent us something wrong":
     │   ├── NameRuleError           a name or path segment breaks the Agent Skills / URI rules
     │   └── LimitExceeded           a skill is over 512 files or 16 MiB
     ├── InvalidSkillUri             a URI is not a well-formed skill:// file or directory URI
+    ├── InvalidScopePolicy          a scopes policy (serve --scopes) cannot be read or breaks its format
     └── VerificationError           content does not match the entry it was checked against
         ├── DigestMismatch
         ├── SizeMismatch
@@ -64,6 +65,15 @@ class InvalidSkillUri(SkillwireError):
         super().__init__(f"{_shorten(uri)} is not a valid skill URI: {reason}")
         self.uri = uri
         self.reason = reason
+
+
+class InvalidScopePolicy(SkillwireError):
+    """A scopes policy that cannot be used: where it came from (`origin`, the file) and what is wrong with it."""
+
+    def __init__(self, origin: str, problem: str) -> None:
+        super().__init__(f"{origin}: {problem}")
+        self.origin = origin
+        self.problem = problem
 
 
 class VerificationError(SkillwireError):

@@ -24,8 +24,21 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import unquote
 
-from skillwire.errors import SkillwireError
+from skillwire.errors import InvalidScopePolicy
 from skillwire.uri import PREFIX, SKILL_FILE
+
+__all__ = [
+    "ANONYMOUS",
+    "MAX_POLICY_BYTES",
+    "Caller",
+    "CallerResolver",
+    "Grant",
+    "InvalidScopePolicy",
+    "ScopePolicy",
+    "Visibility",
+    "parse_policy",
+    "pattern_problem",
+]
 
 MAX_POLICY_BYTES = 1024 * 1024
 MAX_GRANTS = 10_000
@@ -34,15 +47,6 @@ _SUFFIX = "/" + SKILL_FILE
 _GRANT_KEYS = ("subject", "client_id", "scope", "claim", "skills")
 _TOP_KEYS = ("grant", "unmatched", "anonymous")
 _FORBIDDEN = re.compile(r"[\x00-\x1f\x7f\\\[\]{}]")
-
-
-class InvalidScopePolicy(SkillwireError):
-    """A scopes policy that cannot be used: where (`origin`) and what is wrong with it."""
-
-    def __init__(self, origin: str, problem: str) -> None:
-        super().__init__(f"{origin}: {problem}")
-        self.origin = origin
-        self.problem = problem
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,7 @@ from starlette.routing import Route
 
 import skillwire
 from skillwire.manifest import Skill
+from skillwire.scoped_catalog import ScopedCatalog
 from skillwire.scopes import CallerResolver, Visibility
 from skillwire.server.service import Listing, SkillService
 
@@ -109,7 +110,9 @@ def render_index(catalog: Listing) -> str:
         )
     listing = f'<ul id="skills">{"".join(items)}</ul>' if items else "<p>This server publishes no skills.</p>"
     refusals = catalog.refusals
-    if refusals:
+    if isinstance(catalog, ScopedCatalog):
+        refused = ""  # a refusal names a path on disk, perhaps of a skill this caller cannot see
+    elif refusals:
         rows = "".join(
             f"<tr><td><code>{escape(r.path)}</code>{'' if r.line is None else f' line {r.line}'}</td>"
             f"<td><code>{escape(r.rule)}</code></td><td>{escape(r.message)}</td></tr>"

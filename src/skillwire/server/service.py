@@ -247,9 +247,10 @@ class SkillService:
         canonical = _require_uri(uri, what="resource")
         for _ in range(_READ_ATTEMPTS):
             catalog = self._catalog
-            served = self.view(catalog, scope).file(canonical)
+            view = catalog if scope is None else self.view(catalog, scope)
+            served = view.file(canonical)
             if served is None:
-                if self.view(catalog, scope).is_directory(canonical):
+                if view.is_directory(canonical):
                     raise MCPError(
                         INVALID_PARAMS,
                         f"{canonical} is a directory; read it with resources/directory/read",
