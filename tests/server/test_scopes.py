@@ -432,3 +432,24 @@ async def test_change_notifications_reach_only_callers_who_can_see_the_change(tm
                     while not legacy_events:
                         await anyio.sleep(0.05)
         server.assert_alive()
+
+
+async def test_a_policy_edit_tells_exactly_the_callers_whose_view_it_changed(tmp_path: Path) -> None:
+    """Issue 10: a policy reload is news to a client whose view changed, and to no other."""
+    _, policy, running = start(tmp_path, POLICY, "--no-watch")
+    with running as server:
+        async with (
+            caller(server.url, "tok-billing") as billing,
+            caller(server.url, "tok-support") as support,
+            billing.listen(resources_list_changed=True) as billing_sub,
+            support.listen(resources_list_changed=True) as support_sub,
+        ):
+            policy.write_text(POLICY.replace('skills = ["acme/billing/**"]', 'skills = ["secret/**"]'))
+            assert await listed(server.url, "tok-ci") == {skill_uri(p) for p in SKILLS}  # a request: the reload
+            with anyio.fail_after(DEADLINE_S):
+                assert await billing_sub.__anext__() == ResourcesListChanged()
+            with anyio.move_on_after(1.5):
+                leaked = await support_sub.__anext__()
+                raise AssertionError(f"told about a policy change that changed nothing it sees: {leaked!r}")
+            assert await listed(server.url, "tok-billing") == {skill_uri("secret/plans")}
+        server.assert_alive()
