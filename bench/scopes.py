@@ -53,7 +53,7 @@ def main() -> None:
             first = catalog.skill(catalog.skill_uris[0])
             assert first is not None
             top = first.skill_path[0]
-            policy = parse_policy(f'[[grant]]\nsubject = "a"\nskills = ["{top}/**", "*"]\n', origin="bench")
+            policy = parse_policy(f'[[grant]]\nsubject = "a"\nskills = ["{top}/**", "*", "*/*-?x*"]\n', origin="bench")
             variants.append(("policy, scoped caller", policy.visibility(Caller(subject="a"))))
             uri = catalog.skill_uris[0]
         for label, scope in variants:
@@ -77,6 +77,16 @@ def main() -> None:
                 f"{label:<24} skills/list, all pages of {args.skills}: {listed * 1000:8.2f} ms   "
                 f"one read: {read * 1e6:7.1f} us"
             )
+            if scope is not None:
+                from skillwire.scoped_catalog import ScopedCatalog
+
+                start = time.perf_counter()
+                visible = len(ScopedCatalog(catalog, scope))
+                built = time.perf_counter() - start
+                print(
+                    f"{'':<24} first request after a rebuild builds the view: {built * 1000:.2f} ms "
+                    f"({visible} of {len(catalog)} skills visible)"
+                )
 
 
 if __name__ == "__main__":

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from skillwire.scopes import ANONYMOUS, Caller, InvalidScopePolicy, Visibility, parse_policy
@@ -138,3 +141,18 @@ def test_callers_with_the_same_patterns_share_one_visibility() -> None:
     a = policy.visibility(Caller(subject="a", scopes=frozenset({"skills:billing"})))
     b = policy.visibility(Caller(subject="b", scopes=frozenset({"skills:billing", "other"})))
     assert a is b
+
+
+def test_a_pathological_pattern_matches_in_bounded_time() -> None:
+    """A policy pattern is input too: `a*a*...*b` or `**/**/.../x` must not backtrack exponentially (a regex does:
+    5 s for a 60-character name, forever for 200), freezing every request that builds a view."""
+    script = (
+        "from skillwire.scopes import Visibility\n"
+        "v = Visibility(['x/' + 'a*' * 12 + 'b', '**/' * 40 + 'never', '*a' * 30 + '?c'])\n"
+        "assert not v.allows('x/' + 'a' * 250)\n"
+        "assert not v.allows('/'.join(['seg'] * 60))\n"
+        "assert not v.allows('a' * 250)\n"
+        "assert v.allows('x/' + 'a' * 250 + 'b')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=20, check=False)
+    assert done.returncode == 0, done.stderr

@@ -21,7 +21,7 @@ import re
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 from urllib.parse import unquote
 
 from skillwire.errors import InvalidScopePolicy
@@ -46,6 +46,8 @@ MAX_PATTERN_LENGTH = 1024
 _SUFFIX = "/" + SKILL_FILE
 _GRANT_KEYS = ("subject", "client_id", "scope", "claim", "skills")
 _TOP_KEYS = ("grant", "unmatched", "anonymous")
+T = TypeVar("T")
+U = TypeVar("U")
 _FORBIDDEN = re.compile(r"[\x00-\x1f\x7f\\\[\]{}]")
 
 
@@ -97,24 +99,24 @@ def _claim_holds(actual: object, wanted: str) -> bool:
 class Visibility:
     """Which skills one caller may see: a predicate on skill paths, with a key shared by equal pattern sets."""
 
-    __slots__ = ("_exact", "_prefixes", "_regex", "everything", "key")
+    __slots__ = ("_exact", "_globs", "_prefixes", "everything", "key")
 
     def __init__(self, patterns: Sequence[str]) -> None:
         self.key: tuple[str, ...] = tuple(sorted(set(patterns)))
         self.everything = "**" in self.key
         exact: set[str] = set()
         prefixes: list[str] = []
-        general: list[str] = []
+        globs: list[tuple[str, ...]] = []
         for pattern in self.key:
             if not _has_wildcard(pattern):
                 exact.add(pattern)
             elif pattern.endswith("/**") and not _has_wildcard(pattern[:-3]):
                 prefixes.append(pattern[:-3])
             else:
-                general.append(_pattern_regex(pattern))
+                globs.append(_segments(pattern))
         self._exact = frozenset(exact)
         self._prefixes = tuple(prefixes)
-        self._regex = re.compile("|".join(general)) if general else None
+        self._globs = tuple(globs)
 
     def allows(self, skill_path: str) -> bool:
         """True if the skill at `skill_path` (its `/`-joined segments, not percent-encoded) is visible."""
@@ -123,7 +125,10 @@ class Visibility:
         for prefix in self._prefixes:
             if skill_path == prefix or skill_path.startswith(prefix + "/"):
                 return True
-        return self._regex is not None and self._regex.fullmatch("/" + skill_path) is not None
+        if not self._globs:
+            return False
+        segments = skill_path.split("/")
+        return any(_match(glob, segments, _match_segment) for glob in self._globs)
 
     def allows_uri(self, skill_uri: str) -> bool:
         """True if the skill whose SKILL.md is at `skill_uri` (canonical) is visible."""
@@ -164,16 +169,52 @@ def _has_wildcard(pattern: str) -> bool:
     return "*" in pattern or "?" in pattern
 
 
-def _pattern_regex(pattern: str) -> str:
-    """A regex matching "/" + skill path: `**` any whole segments (zero included), `*` and `?` within one."""
-    out = []
+def _segments(pattern: str) -> tuple[str, ...]:
+    """The pattern's segments, with runs of `**` collapsed (`**/**` means what `**` means)."""
+    out: list[str] = []
     for segment in pattern.split("/"):
-        if segment == "**":
-            out.append("(?:/[^/]+)*")
-            continue
-        body = "".join("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c) for c in segment)
-        out.append("/" + body)
-    return "(?:" + "".join(out) + ")"
+        if not (segment == "**" and out and out[-1] == "**"):
+            out.append(segment)
+    return tuple(out)
+
+
+def _match(pattern: Sequence[T], items: Sequence[U], same: Callable[[T, U], bool], star: object = "**") -> bool:
+    """Glob matching without backtracking blow-up: `star` in `pattern` matches any run of `items`, others one each.
+
+    The classic two-pointer algorithm: on a mismatch, only the last star is retried one item further,
+    so a pattern of p elements against n items costs at most p * n comparisons (a regex could take
+    exponential time on a policy such as `**/**/.../x` or `*a*a*a*a*b`).
+    """
+    p = i = 0
+    last_star = -1
+    resume = 0
+    while i < len(items):
+        if p < len(pattern) and pattern[p] != star and same(pattern[p], items[i]):
+            p += 1
+            i += 1
+        elif p < len(pattern) and pattern[p] == star:
+            last_star, resume = p, i
+            p += 1
+        elif last_star >= 0:
+            p = last_star + 1
+            resume += 1
+            i = resume
+        else:
+            return False
+    while p < len(pattern) and pattern[p] == star:
+        p += 1
+    return p == len(pattern)
+
+
+def _match_segment(pattern: str, segment: str) -> bool:
+    """One segment against one pattern segment: `*` any run of characters, `?` one character."""
+    if not _has_wildcard(pattern):
+        return pattern == segment
+    return _match(pattern, segment, _same_char, "*")
+
+
+def _same_char(wanted: str, actual: str) -> bool:
+    return wanted in ("?", actual)
 
 
 class ScopePolicy:
