@@ -41,4 +41,11 @@ def test_exported_names_are_pinned() -> None:
         "UnlistedResource",
         "VerificationError",
         "__version__",
+        "Caller",
+        "CallerResolver",
+        "InvalidScopePolicy",
+        "PolicyFile",
+        "ScopePolicy",
+        "Visibility",
+        "parse_policy",
     }

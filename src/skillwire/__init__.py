@@ -11,6 +11,7 @@ from skillwire.errors import (
     DigestMismatch,
     FrontmatterError,
     FrontmatterMismatch,
+    InvalidScopePolicy,
     InvalidSkillUri,
     LimitExceeded,
     NameRuleError,
@@ -23,7 +24,9 @@ from skillwire.errors import (
 )
 from skillwire.host.limits import ClientLimits
 from skillwire.manifest import MAX_RESOURCES, MAX_TOTAL_BYTES, Skill, SkillFile
+from skillwire.scopes import Caller, CallerResolver, ScopePolicy, Visibility, parse_policy
 from skillwire.server.extension import SkillsExtension
+from skillwire.server.scopes_file import PolicyFile
 from skillwire.server.service import ServeOptions, SkillService
 from skillwire.sources.filesystem import FolderSource
 from skillwire.wire import EXTENSION_ID
@@ -35,17 +38,22 @@ __all__ = [
     "MAX_RESOURCES",
     "MAX_TOTAL_BYTES",
     "AuthenticationRequired",
+    "Caller",
+    "CallerResolver",
     "Catalog",
     "ClientLimits",
     "DigestMismatch",
     "FolderSource",
     "FrontmatterError",
     "FrontmatterMismatch",
+    "InvalidScopePolicy",
     "InvalidSkillUri",
     "LimitExceeded",
     "NameRuleError",
+    "PolicyFile",
     "Refusal",
     "ResponseTooLarge",
+    "ScopePolicy",
     "ServeOptions",
     "SizeMismatch",
     "Skill",
@@ -56,5 +64,7 @@ __all__ = [
     "SkillwireError",
     "UnlistedResource",
     "VerificationError",
+    "Visibility",
     "__version__",
+    "parse_policy",
 ]

@@ -16,7 +16,7 @@ import base64
 import binascii
 import json
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 from urllib.parse import unquote
@@ -124,9 +124,14 @@ class Catalog:
         """The skill whose SKILL.md is at `uri` (canonical), or None."""
         return self._get(uri) if uri in self._skills else None
 
-    def skills_enclosing(self, uri: str) -> tuple[Skill, ...]:
-        """The skills whose root is `uri` or an ancestor of it, innermost first (nested skills give several)."""
-        found = []
+    def skills_enclosing(self, uri: str, among: Container[str] | None = None) -> tuple[Skill, ...]:
+        """The skills whose root is `uri` or an ancestor of it, innermost first (nested skills give several).
+
+        `among`: only skills whose URI it holds are considered (and none other is built).
+        """
+        if among is not None:
+            return tuple(self._get(u) for u in self.skill_uris_enclosing(uri, among))
+        found = []  # the unscoped path of every read: kept as lean as it was
         skills = self._skills
         scheme, sep, path = uri.partition("://")
         if not sep:
@@ -139,6 +144,21 @@ class Catalog:
             path = path.rpartition("/")[0]
         return tuple(found)
 
+    def skill_uris_enclosing(self, uri: str, among: Container[str] | None = None) -> tuple[str, ...]:
+        """`skills_enclosing` by URI, without building any skill."""
+        found = []
+        skills = self._skills if among is None else among
+        scheme, sep, path = uri.partition("://")
+        if not sep:
+            return ()
+        head = scheme + sep
+        while path:
+            candidate = f"{head}{path}/SKILL.md"
+            if candidate in skills and candidate in self._skills:
+                found.append(candidate)
+            path = path.rpartition("/")[0]
+        return tuple(found)
+
     def skills_page(self, cursor: str | None, limit: int) -> Page[Skill]:
         """A page of skills after `cursor`, in URI order."""
         keys, next_cursor = _page(self._skill_uris, cursor, limit, scope="skills")
@@ -146,12 +166,15 @@ class Catalog:
 
     # -- files -----------------------------------------------------------------------------------------------------
 
-    def file(self, uri: str) -> ServedFile | None:
-        """The served file at `uri` (canonical), or None."""
+    def file(self, uri: str, among: Container[str] | None = None) -> ServedFile | None:
+        """The served file at `uri` (canonical), or None.
+
+        `among`: only the skills whose URI it holds count as listing it (a caller's visible skills).
+        """
         record: SkillFile | None = None
         owner: Skill | None = None
         owners: list[str] = []
-        for skill in self.skills_enclosing(uri):
+        for skill in self.skills_enclosing(uri, among):
             found = skill.file(uri)
             if found is not None:
                 record, owner = found, skill
@@ -159,7 +182,8 @@ class Catalog:
         if record is None or owner is None:
             return None
         owners.sort()
-        return ServedFile(record, self._locate(owner, record), tuple(owners), uri in self._skills)
+        is_skill_md = uri in self._skills if among is None else uri in self._skills and uri in among
+        return ServedFile(record, self._locate(owner, record), tuple(owners), is_skill_md)
 
     @property
     def file_count(self) -> int:
@@ -209,10 +233,14 @@ class Catalog:
 
     def _skills_under(self, outer: Skill) -> list[Skill]:
         """`outer` and every skill nested in it."""
-        prefix = outer.root_uri + "/"
+        return [self._get(u) for u in self.skill_uris_under(outer.root_uri)]
+
+    def skill_uris_under(self, root_uri: str) -> Sequence[str]:
+        """The URIs of the skills at or below the directory `root_uri`, in order (none is built)."""
+        prefix = root_uri + "/"
         lo = bisect_left(self._skill_uris, prefix)
         hi = bisect_left(self._skill_uris, prefix[:-1] + "0", lo)  # "0" sorts right after "/"
-        return [self._get(u) for u in self._skill_uris[lo:hi]]
+        return self._skill_uris[lo:hi]
 
     def _get(self, uri: str) -> Skill:
         """The skill at `uri` (which must be served), built now if it was deferred."""
@@ -272,6 +300,16 @@ def _first(pair: tuple[str, Callable[[], Skill]]) -> str:
 
 def _uri_of(skill: Skill) -> str:
     return skill.uri
+
+
+def directory_tree(skills: Iterable[Skill]) -> dict[str, list[DirectoryChild]]:
+    """Each directory of `skills` (their roots and every folder holding a file) and its direct children, sorted."""
+    return _directories(skills)
+
+
+def paginate(keys: Sequence[str], cursor: str | None, limit: int, *, scope: str) -> tuple[Sequence[str], str | None]:
+    """The page of sorted `keys` after `cursor` (keyset pagination) and the cursor for the next page, if any."""
+    return _page(keys, cursor, limit, scope=scope)
 
 
 def _directories(skills: Iterable[Skill]) -> dict[str, list[DirectoryChild]]:

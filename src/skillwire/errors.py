@@ -10,6 +10,7 @@ on our side breaks a rule" from "a peer sent us something wrong":
     │   └── LimitExceeded           a skill is over 512 files or 16 MiB
     ├── InvalidSkillUri             a URI is not a well-formed skill:// file or directory URI
     ├── AuthenticationRequired      an HTTP server refused us (401/403) and said where a token comes from
+    ├── InvalidScopePolicy          a scopes policy (serve --scopes) cannot be read or breaks its format
     └── VerificationError           content does not match the entry it was checked against
         ├── DigestMismatch
         ├── SizeMismatch
@@ -106,6 +107,15 @@ class AuthenticationRequired(SkillwireError):
         self.authorization_servers = authorization_servers
         self.scope = scope
         self.token_sent = token_sent
+
+
+class InvalidScopePolicy(SkillwireError):
+    """A scopes policy that cannot be used: where it came from (`origin`, the file) and what is wrong with it."""
+
+    def __init__(self, origin: str, problem: str) -> None:
+        super().__init__(f"{origin}: {problem}")
+        self.origin = origin
+        self.problem = problem
 
 
 class VerificationError(SkillwireError):

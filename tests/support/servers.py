@@ -96,9 +96,14 @@ def _drain(stream: Any, lines: list[str], ready: threading.Event, found: list[st
 
 
 @contextmanager
-def http_server(roots: Sequence[Path], *options: str, timeout: float = START_TIMEOUT_S) -> Iterator[HttpServer]:
-    """Start `skillwire serve ROOTS --http 127.0.0.1:0`, wait for its "listening on" line, stop it afterwards."""
-    command = serve_command(roots, "--http", "127.0.0.1:0", *options)
+def http_server(
+    roots: Sequence[Path], *options: str, timeout: float = START_TIMEOUT_S, command: Sequence[str] | None = None
+) -> Iterator[HttpServer]:
+    """Start `skillwire serve ROOTS --http 127.0.0.1:0`, wait for its "listening on" line, stop it afterwards.
+
+    `command`: another server command line that prints "listening on URL" (roots and options are then unused).
+    """
+    command = list(command) if command is not None else serve_command(roots, "--http", "127.0.0.1:0", *options)
     process = subprocess.Popen(
         command,
         stdin=subprocess.DEVNULL,

@@ -7,6 +7,7 @@
     skillwire serve skills/ --http 127.0.0.1:8000 --token-file tokens.txt  # bearer tokens from a file
     skillwire serve skills/ --http 0.0.0.0:8000 --public-url https://skills.example.com \
         --auth-issuer https://id.example.com --required-scope skills:read  # OAuth: JWTs for .../mcp
+    skillwire serve skills/ --http 127.0.0.1:8000 --scopes scopes.toml      # each caller sees its own skills
 
 Errors are one line on stderr (`skillwire: error: ...`) and exit status 2 for
 usage, 1 for failures; `--debug` shows tracebacks. Every line shown to a person,
@@ -174,6 +175,12 @@ def _parser() -> argparse.ArgumentParser:
         type=_public_url,
         help="the URL clients reach this server at (scheme://host[:port], e.g. behind a proxy); default: bind address",
     )
+    serve.add_argument(
+        "--scopes",
+        metavar="FILE",
+        help="a TOML policy saying which skills each caller (by token subject, client, scope or claim) may see; "
+        "re-read when it changes",
+    )
     serve.set_defaults(func=_serve)
 
     host = sub.add_parser(
@@ -303,16 +310,21 @@ def _serve(args: argparse.Namespace) -> int:
     address = None if args.http is None else _host_port(args.http)
     if address is None and (args.auth_issuer or args.token_file or args.required_scope):
         raise CliError("--auth-issuer, --token-file and --required-scope apply to --http only (stdio has no callers)")
+    callers = None
+    if args.scopes is not None:  # a bad policy is reported before scanning, as the only line
+        from skillwire.server.scopes_file import PolicyFile
+
+        callers = PolicyFile.load(args.scopes)
     progress = ProgressBar(sys.stderr) if not args.quiet and sys.stderr.isatty() else None
     source = FolderSource(args.paths, digest_cache=args.digest_cache, progress=progress)
-    extension = SkillsExtension(SkillService(source, options))
+    extension = SkillsExtension(SkillService(source, options), callers=callers)
     catalog = extension.service.catalog
     if not args.quiet:
         print_summary(catalog, sys.stderr)
         if extension.service.restored:
             err(f"{PROG}: restored from {args.digest_cache}; checking the disk in the background")
     server = build_server(extension)
-    live = LiveReload(extension.service, watch=args.watch)
+    live = LiveReload(extension.service, watch=args.watch, callers=callers)
     live.install(server)
     if address is None:
         anyio.run(lambda: serve_stdio(server, live=live))
@@ -329,7 +341,11 @@ def _serve(args: argparse.Namespace) -> int:
         err(f"{PROG}: listening on {url}")
 
     with contextlib.suppress(KeyboardInterrupt):
-        anyio.run(lambda: serve_http(server, sock, on_ready=ready, live=live, service=extension.service, auth=auth))
+        anyio.run(
+            lambda: serve_http(
+                server, sock, on_ready=ready, live=live, service=extension.service, auth=auth, callers=callers
+            )
+        )
     return 0
 
 

@@ -7,6 +7,8 @@ their reasons; `/skills/<skill-path>` shows one skill's SKILL.md rendered as sim
 Markdown, its frontmatter and its files with sizes and digests. Both read the same
 `SkillService` snapshot the MCP endpoint serves, and SKILL.md is read through
 `SkillService.read_resource`, so the page shows only bytes that match the manifest.
+With a scopes policy (`callers`), each request sees the caller's view, as `/mcp`
+would answer that caller (its bearer token), and no refusals (they name paths on disk).
 
 Everything shown is HTML-escaped before any markup is added, and the responses carry
 a Content-Security-Policy that allows no external resource at all.
@@ -29,9 +31,10 @@ from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
 import skillwire
-from skillwire.catalog import Catalog
 from skillwire.manifest import Skill
-from skillwire.server.service import SkillService
+from skillwire.scoped_catalog import ScopedCatalog
+from skillwire.scopes import CallerResolver, Visibility
+from skillwire.server.service import Listing, SkillService
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'",
@@ -43,20 +46,24 @@ SECURITY_HEADERS = {
 DIGEST_SHOWN = 12  # hex digits of a digest shown in tables (the full digest is in the cell's title)
 
 
-def catalog_routes(service: SkillService) -> list[Route]:
-    """The page's routes: `/` (the catalog) and `/skills/<skill-path>` (one skill)."""
+def catalog_routes(service: SkillService, callers: CallerResolver | None = None) -> list[Route]:
+    """The page's routes: `/` (the catalog) and `/skills/<skill-path>` (one skill), as each caller may see them."""
+
+    async def scope() -> Visibility | None:
+        return None if callers is None else await callers.scope()
 
     async def index(request: Request) -> HTMLResponse:
-        return _page("Skills", render_index(service.catalog))
+        return _page("Skills", render_index(service.view(service.catalog, await scope())))
 
     async def skill(request: Request) -> HTMLResponse:
         path = request.path_params["path"].strip("/")
-        catalog = service.catalog
-        found = _find(catalog, path)
+        visibility = await scope()
+        found = _find(service.view(service.catalog, visibility), path)
         if found is None:
             body = f'<p><a href="/">&larr; all skills</a></p><h1>No skill at {escape(path)}</h1>'
             return _page("Not found", body, status=404)
-        return _page(str(found.frontmatter.get("name", found.name)), await render_skill(service, found))
+        name = str(found.frontmatter.get("name", found.name))
+        return _page(name, await render_skill(service, found, scope=visibility))
 
     return [
         Route("/", index, methods=["GET", "HEAD"]),
@@ -64,7 +71,7 @@ def catalog_routes(service: SkillService) -> list[Route]:
     ]
 
 
-def _find(catalog: Catalog, path: str) -> Skill | None:
+def _find(catalog: Listing, path: str) -> Skill | None:
     for s in catalog.skills:
         if "/".join(s.skill_path) == path:
             return s
@@ -86,7 +93,7 @@ def _page(title: str, body: str, *, status: int = 200) -> HTMLResponse:
 # -- pages -------------------------------------------------------------------------------------------------------------
 
 
-def render_index(catalog: Catalog) -> str:
+def render_index(catalog: Listing) -> str:
     skills = catalog.skills
     items = []
     for s in skills:
@@ -103,7 +110,9 @@ def render_index(catalog: Catalog) -> str:
         )
     listing = f'<ul id="skills">{"".join(items)}</ul>' if items else "<p>This server publishes no skills.</p>"
     refusals = catalog.refusals
-    if refusals:
+    if isinstance(catalog, ScopedCatalog):
+        refused = ""  # a refusal names a path on disk, perhaps of a skill this caller cannot see
+    elif refusals:
         rows = "".join(
             f"<tr><td><code>{escape(r.path)}</code>{'' if r.line is None else f' line {r.line}'}</td>"
             f"<td><code>{escape(r.rule)}</code></td><td>{escape(r.message)}</td></tr>"
@@ -125,10 +134,10 @@ def render_index(catalog: Catalog) -> str:
     )
 
 
-async def render_skill(service: SkillService, skill: Skill) -> str:
+async def render_skill(service: SkillService, skill: Skill, *, scope: Visibility | None = None) -> str:
     name = str(skill.frontmatter.get("name", skill.name))
     try:
-        result = await service.read_resource(skill.uri, modern=True)
+        result = await service.read_resource(skill.uri, modern=True, scope=scope)
         content: dict[str, Any] = result["contents"][0]
         text = content.get("text")
         body = (

@@ -6,6 +6,7 @@ Capability Negotiation: the server declares
 `resources/directory/read`. Skill files are ordinary resources, so
 `resources/read` and `resources/list` are shared with whatever else the server
 serves: a middleware answers for `skill://` URIs and passes everything else on.
+With a `CallerResolver` (a scopes policy), every answer is the caller's view.
 
     skills = SkillsExtension.from_paths(["skills/"])
     mcp = MCPServer("docs", extensions=[skills], middleware=[skills.middleware])
@@ -26,6 +27,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from skillwire.scopes import CallerResolver, Visibility
 from skillwire.server.service import ServeOptions, SkillService
 from skillwire.sources.filesystem import FolderSource
 from skillwire.wire import (
@@ -54,8 +56,13 @@ class SkillsExtension(Extension):
 
     identifier = EXTENSION_ID
 
-    def __init__(self, service: SkillService) -> None:
+    def __init__(self, service: SkillService, *, callers: CallerResolver | None = None) -> None:
+        """`callers`: who is asking and what they may see (None: every caller sees every skill)."""
         self.service = service
+        self.callers = callers
+
+    async def _scope(self) -> Visibility | None:
+        return None if self.callers is None else await self.callers.scope()
 
     @classmethod
     def from_paths(
@@ -94,23 +101,23 @@ class SkillsExtension(Extension):
     # -- handlers ----------------------------------------------------------------------------------------------------
 
     async def _skills_list(self, ctx: ServerRequestContext[Any, Any], params: SkillsListParams) -> HandlerResult:
-        return self.service.list_skills(params.cursor, modern=_modern(ctx))
+        return self.service.list_skills(params.cursor, modern=_modern(ctx), scope=await self._scope())
 
     async def _skills_get(self, ctx: ServerRequestContext[Any, Any], params: SkillsGetParams) -> HandlerResult:
-        return await self.service.get_skill(params.uri, modern=_modern(ctx))
+        return await self.service.get_skill(params.uri, modern=_modern(ctx), scope=await self._scope())
 
     async def _directory_read(self, ctx: ServerRequestContext[Any, Any], params: DirectoryReadParams) -> HandlerResult:
-        return await self.service.read_directory(params.uri, params.cursor)
+        return await self.service.read_directory(params.uri, params.cursor, scope=await self._scope())
 
     async def _resources_read(
         self, ctx: ServerRequestContext[Any, Any], params: ReadResourceRequestParams
     ) -> HandlerResult:
-        return await self.service.read_resource(params.uri, modern=_modern(ctx))
+        return await self.service.read_resource(params.uri, modern=_modern(ctx), scope=await self._scope())
 
     async def _resources_list(
         self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams
     ) -> HandlerResult:
-        return self.service.list_resources(params.cursor, modern=_modern(ctx))
+        return self.service.list_resources(params.cursor, modern=_modern(ctx), scope=await self._scope())
 
     # -- middleware --------------------------------------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from mcp.server.stdio import stdio_server
 from starlette.applications import Starlette
 
 import skillwire
+from skillwire.scopes import CallerResolver
 from skillwire.server.auth import AuthConfig, build_verifier, install, metadata_routes
 from skillwire.server.catalog_page import catalog_routes
 from skillwire.server.extension import SkillsExtension
@@ -55,14 +56,20 @@ async def serve_stdio(server: Server[Any], *, live: LiveReload | None = None) ->
 
 
 def http_app(
-    server: Server[Any], *, host: str, service: SkillService | None = None, auth: AuthConfig | None = None
+    server: Server[Any],
+    *,
+    host: str,
+    service: SkillService | None = None,
+    auth: AuthConfig | None = None,
+    callers: CallerResolver | None = None,
 ) -> Starlette:
     """The streamable HTTP ASGI app (JSON responses: half the CPU per request of SSE framing).
 
-    With `service`, the catalog page (`catalog_page.py`) is served at `/` beside the MCP endpoint.
-    With `auth`, every route but the Protected Resource Metadata needs a bearer token (`auth.py`).
+    With `service`, the catalog page (`catalog_page.py`) is served at `/` beside the MCP endpoint,
+    scoped by `callers` as the extension is. With `auth`, every route but the Protected Resource
+    Metadata needs a bearer token (`auth.py`).
     """
-    routes = catalog_routes(service) if service is not None else []
+    routes = catalog_routes(service, callers) if service is not None else []
     if auth is not None:
         routes += metadata_routes(auth)
     app = server.streamable_http_app(
@@ -103,6 +110,7 @@ async def serve_http(
     live: LiveReload | None = None,
     service: SkillService | None = None,
     auth: AuthConfig | None = None,
+    callers: CallerResolver | None = None,
 ) -> None:
     """Serve streamable HTTP on an already-bound socket until cancelled (`live`: installed on `server`).
 
@@ -113,7 +121,7 @@ async def serve_http(
     # log_config=None: uvicorn's records go to the application's handlers (the CLI's escapes hostile text for the
     # terminal) instead of handlers uvicorn would install for itself.
     config = uvicorn.Config(
-        http_app(server, host=host, service=service, auth=auth),
+        http_app(server, host=host, service=service, auth=auth, callers=callers),
         log_level="warning",
         log_config=None,
         lifespan="on",

@@ -8,6 +8,11 @@ about to return; if they no longer match the published digest (the file
 changed on disk), the catalog is rebuilt before answering, so a read never
 returns bytes that match no manifest the server has published.
 
+Every request method takes the caller's `scope` (a `Visibility`, from a scopes
+policy; None: everything is visible) and answers from `ScopedCatalog` then: a
+skill outside it is answered exactly as one that does not exist, and no disk
+re-check or rebuild is ever started for it.
+
     service = SkillService(FolderSource(["skills/"]))
     result = await service.get_skill("skill://pdf-processing/SKILL.md", modern=True)
 """
@@ -29,6 +34,8 @@ from mcp.shared.exceptions import MCPError
 from skillwire.catalog import Catalog, InvalidCursor, Refusal
 from skillwire.errors import InvalidSkillUri
 from skillwire.manifest import Skill
+from skillwire.scoped_catalog import ScopedCatalog
+from skillwire.scopes import Visibility
 from skillwire.sources.safe_open import read_regular
 from skillwire.uri import canonical_uri
 from skillwire.wire import INTERNAL_ERROR, INVALID_PARAMS
@@ -36,6 +43,9 @@ from skillwire.wire import INTERNAL_ERROR, INVALID_PARAMS
 logger = logging.getLogger(__name__)
 
 CacheScope = Literal["public", "private"]
+Listing = Catalog | ScopedCatalog
+"""A snapshot as one request sees it: the whole catalog, or the part a caller's scope allows."""
+_MAX_VIEWS = 64  # scoped views kept for the current catalog (one per distinct set of grants in use)
 
 
 class SkillSource(Protocol):
@@ -97,6 +107,24 @@ class SkillService:
         self._catalog = restored if restored is not None else source.scan(generation=0)
         self._rebuild_lock = anyio.Lock()
         self._listeners: list[Callable[[Catalog], None]] = []
+        self._views: dict[tuple[str, ...], ScopedCatalog] = {}
+        self._views_of: Catalog | None = None
+
+    def view(self, catalog: Catalog, scope: Visibility | None) -> Listing:
+        """`catalog` as a caller with `scope` sees it (the catalog itself when `scope` is None)."""
+        if scope is None:
+            return catalog
+        if self._views_of is not catalog:
+            if catalog is not self._catalog:
+                return ScopedCatalog(catalog, scope)  # an older snapshot a request still holds: not worth keeping
+            self._views = {}
+            self._views_of = catalog
+        found = self._views.get(scope.key)
+        if found is None:
+            if len(self._views) >= _MAX_VIEWS:
+                del self._views[next(iter(self._views))]
+            found = self._views[scope.key] = ScopedCatalog(catalog, scope)
+        return found
 
     @property
     def catalog(self) -> Catalog:
@@ -148,34 +176,34 @@ class SkillService:
 
     # -- results -----------------------------------------------------------------------------------------------------
 
-    def _cacheable(self, result: dict[str, Any], modern: bool) -> dict[str, Any]:
+    def _cacheable(self, result: dict[str, Any], modern: bool, scope: Visibility | None) -> dict[str, Any]:
         if modern:
             result["ttlMs"] = self.options.ttl_ms
-            result["cacheScope"] = self.options.cache_scope
+            # A scoped answer depends on who asked: a shared cache must never hand it to someone else.
+            result["cacheScope"] = self.options.cache_scope if scope is None else "private"
         return result
 
-    def list_skills(self, cursor: object, *, modern: bool) -> dict[str, Any]:
-        catalog = self._catalog
+    def list_skills(self, cursor: object, *, modern: bool, scope: Visibility | None = None) -> dict[str, Any]:
+        catalog = self.view(self._catalog, scope)
         page = _paged(lambda c: catalog.skills_page(c, self.options.page_size), cursor)
         result: dict[str, Any] = {"skills": [s.to_entry() for s in page.items]}
         if page.next_cursor is not None:
             result["nextCursor"] = page.next_cursor
-        return self._cacheable(result, modern)
+        return self._cacheable(result, modern, scope)
 
-    async def get_skill(self, uri: object, *, modern: bool) -> dict[str, Any]:
+    async def get_skill(self, uri: object, *, modern: bool, scope: Visibility | None = None) -> dict[str, Any]:
         """The current entry: the skill's folder is re-checked, so an added or edited file shows at once."""
         canonical = _require_uri(uri, what="skill")
-        catalog = self._catalog
-        skill = catalog.skill(canonical)
-        if skill is not None:
-            catalog = await self._fresh(catalog, (skill,))
-            skill = catalog.skill(canonical)
+        current = self._catalog
+        skill = self.view(current, scope).skill(canonical)
+        if skill is not None:  # only a skill the caller sees is re-checked: a hidden one costs what a missing one does
+            skill = self.view(await self._fresh(current, (skill,)), scope).skill(canonical)
         if skill is None:
             raise MCPError(INVALID_PARAMS, f"No skill is served at {_show(uri)}", {"uri": _show(uri)})
-        return self._cacheable({"skill": skill.to_entry()}, modern)
+        return self._cacheable({"skill": skill.to_entry()}, modern, scope)
 
-    def list_resources(self, cursor: object, *, modern: bool) -> dict[str, Any]:
-        catalog = self._catalog
+    def list_resources(self, cursor: object, *, modern: bool, scope: Visibility | None = None) -> dict[str, Any]:
+        catalog = self.view(self._catalog, scope)
         page = _paged(lambda c: catalog.files_page(c, self.options.page_size), cursor)
         resources: list[dict[str, Any]] = []
         for served in page.items:
@@ -191,13 +219,13 @@ class SkillService:
         result: dict[str, Any] = {"resources": resources}
         if page.next_cursor is not None:
             result["nextCursor"] = page.next_cursor
-        return self._cacheable(result, modern)
+        return self._cacheable(result, modern, scope)
 
-    async def read_directory(self, uri: object, cursor: object) -> dict[str, Any]:
+    async def read_directory(self, uri: object, cursor: object, *, scope: Visibility | None = None) -> dict[str, Any]:
         """A live view of a directory: the enclosing skill's folder is re-checked first, as for skills/get."""
         canonical = _require_uri(uri, what="directory")
         current = self._catalog
-        catalog = await self._fresh(current, current.skills_enclosing(canonical))
+        catalog = self.view(await self._fresh(current, self.view(current, scope).skills_enclosing(canonical)), scope)
         if not catalog.is_directory(canonical):
             if catalog.file(canonical) is not None:
                 raise MCPError(INVALID_PARAMS, f"{canonical} is not a directory resource", {"uri": canonical})
@@ -214,14 +242,15 @@ class SkillService:
         """True if `uri` is a skill:// URI (served or not): the requests this service answers."""
         return isinstance(uri, str) and uri.startswith("skill:")
 
-    async def read_resource(self, uri: object, *, modern: bool) -> dict[str, Any]:
+    async def read_resource(self, uri: object, *, modern: bool, scope: Visibility | None = None) -> dict[str, Any]:
         """The exact bytes of a served file, verified against the current manifest before they leave."""
         canonical = _require_uri(uri, what="resource")
         for _ in range(_READ_ATTEMPTS):
             catalog = self._catalog
-            served = catalog.file(canonical)
+            view = catalog if scope is None else self.view(catalog, scope)
+            served = view.file(canonical)
             if served is None:
-                if catalog.is_directory(canonical):
+                if view.is_directory(canonical):
                     raise MCPError(
                         INVALID_PARAMS,
                         f"{canonical} is a directory; read it with resources/directory/read",
@@ -238,7 +267,7 @@ class SkillService:
                 and len(data) == served.file.size
                 and "sha256:" + hashlib.sha256(data).hexdigest() == served.file.digest
             ):
-                return self._cacheable({"contents": [_contents(canonical, served.file.mime_type, data)]}, modern)
+                return self._cacheable({"contents": [_contents(canonical, served.file.mime_type, data)]}, modern, scope)
             logger.info("%s changed on disk since it was indexed; rebuilding the catalog", canonical)
             await self.rebuild(seen_generation=catalog.generation, paths=[served.location])
         raise MCPError(INTERNAL_ERROR, f"{canonical} keeps changing on disk; try again", {"uri": canonical})

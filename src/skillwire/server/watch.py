@@ -7,6 +7,8 @@ to handshake-era sessions on their standalone channel, and to 2026-07-28
 clients on the `subscriptions/listen` streams they opened (plus
 `notifications/resources/updated` for each changed or removed file URI, since
 serving `subscriptions/listen` makes the SDK declare `resources.subscribe`).
+With a scopes policy (`callers`), each client is told only about changes to what
+it can see, and never a URI it cannot see.
 Without a watcher, SIGHUP (`rescan_on_sighup`) or `await service.rebuild()` rescans.
 
     live = LiveReload(extension.service)
@@ -18,22 +20,30 @@ from __future__ import annotations
 
 import logging
 import signal
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 from anyio.abc import TaskStatus
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.session import ServerSession
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourcesListChanged, ResourceUpdated
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    ResourcesListChanged,
+    ResourceUpdated,
+    ServerEvent,
+)
 from mcp_types import SubscriptionsListenRequestParams
 from watchfiles import awatch
 
 from skillwire.catalog import Catalog
-from skillwire.server.service import SkillService
+from skillwire.scopes import Caller, CallerResolver, ScopePolicy, Visibility
+from skillwire.server.service import Listing, SkillService
 
 logger = logging.getLogger(__name__)
 
@@ -195,7 +205,7 @@ def _roots(service: SkillService) -> tuple[Path, ...]:
 # -- telling clients ---------------------------------------------------------------------------------------------------
 
 
-def _changed_files(before: Catalog, after: Catalog) -> tuple[bool, list[str]]:
+def _changed_files(before: Listing, after: Listing) -> tuple[bool, list[str]]:
     """Whether what clients can observe differs between two catalogs, and the file URIs of `before` that
     changed or went away. A skill object shared by both (a rebuild keeps unchanged skills) is skipped unread."""
     old, new = set(before.skill_uris), set(after.skill_uris)
@@ -229,14 +239,20 @@ class ChangeNotifier:
     makes the SDK declare `listChanged` at that era).
     """
 
-    def __init__(self, service: SkillService) -> None:
+    def __init__(self, service: SkillService, *, callers: CallerResolver | None = None) -> None:
         self.service = service
-        self.bus = InMemorySubscriptionBus()
+        self.callers = callers
+        self.bus: InMemorySubscriptionBus | _CallerBus = (
+            InMemorySubscriptionBus() if callers is None else _CallerBus(callers)
+        )
         self.listen = ListenHandler(self.bus)
         self._sessions: dict[int, ServerSession] = {}
+        self._audience: dict[int, _Receiver] = {}  # with a policy: who each remembered session is
         self._published = service.catalog
         self._wake: anyio.Event | None = None
         service.on_change(self._on_change)
+        if callers is not None:
+            callers.on_change(self._on_policy)
 
     def install(self, server: Server[Any]) -> None:
         """Serve `subscriptions/listen` on `server` and remember its handshake-era sessions."""
@@ -255,12 +271,19 @@ class ChangeNotifier:
 
     def _remember(self, session: ServerSession) -> None:
         self._sessions[id(session)] = session
+        if self.callers is not None:  # in the initialize request's context: its caller
+            self._audience[id(session)] = _Receiver.of(self.callers, session)
         while len(self._sessions) > MAX_REMEMBERED_SESSIONS:
-            del self._sessions[next(iter(self._sessions))]
+            oldest = next(iter(self._sessions))
+            del self._sessions[oldest]
+            self._audience.pop(oldest, None)
 
     def _on_change(self, catalog: Catalog) -> None:
         if self._wake is not None:
             self._wake.set()
+
+    def _on_policy(self, policy: ScopePolicy) -> None:
+        self._on_change(self.service.catalog)
 
     async def run(self) -> None:
         """Publish each catalog change until cancelled (bursts of rebuilds are coalesced)."""
@@ -276,6 +299,9 @@ class ChangeNotifier:
     async def publish(self, catalog: Catalog) -> None:
         """Notify every client if what `catalog` serves differs from what was last published."""
         before, self._published = self._published, catalog
+        if self.callers is not None:
+            await self._publish_scoped(before, catalog)
+            return
         differs, updated = _changed_files(before, catalog)
         if not differs:
             return
@@ -290,9 +316,110 @@ class ChangeNotifier:
         for uri in updated:
             await self.bus.publish(ResourceUpdated(uri=uri))
 
+    async def _publish_scoped(self, before: Catalog, after: Catalog) -> None:
+        """Tell each client what changed in its own view: nothing if its view is the same, no URI it cannot see.
+
+        A client's view is compared with the one it was last told about, so a policy change that
+        hides or shows skills to it is news as well.
+        """
+        assert self.callers is not None
+        bus = self.bus
+        assert isinstance(bus, _CallerBus)
+        diffs: dict[tuple[object, object], tuple[bool, list[str]]] = {}
+        for receiver in [*self._audience.values(), *bus.receivers()]:
+            then, now = receiver.seen, self.callers.visibility(receiver.caller)
+            receiver.seen = now
+            pair = (_key(then), _key(now))
+            if pair not in diffs:
+                diffs[pair] = _changed_files(self.service.view(before, then), self.service.view(after, now))
+            differs, updated = diffs[pair]
+            if not differs:
+                continue
+            if receiver.session is not None:
+                with anyio.move_on_after(_SEND_TIMEOUT_S):
+                    try:
+                        await receiver.session.send_resource_list_changed()
+                    except Exception:  # that session is gone or broken; the others still hear about it
+                        logger.debug("could not notify a session", exc_info=True)
+            if receiver.listener is not None:
+                events: list[ServerEvent] = [ResourcesListChanged(), *(ResourceUpdated(uri=uri) for uri in updated)]
+                for event in events:
+                    bus.deliver(receiver, event)
+                await anyio.lowlevel.checkpoint()
+        logger.info("catalog or scopes changed: %d views compared", len(diffs))
+
     def close(self) -> None:
         """End open listen streams gracefully (at shutdown, so the HTTP server need not wait for them)."""
         self.listen.close()
+
+
+def _key(visibility: Visibility | None) -> object:
+    return None if visibility is None else visibility.key
+
+
+class _Receiver:
+    """A client told about changes under a policy: who it is, and the view it was last told about."""
+
+    __slots__ = ("caller", "listener", "seen", "session")
+
+    def __init__(
+        self,
+        caller: Caller,
+        seen: Visibility | None,
+        session: ServerSession | None = None,
+        listener: Callable[[ServerEvent], None] | None = None,
+    ) -> None:
+        self.caller = caller
+        self.seen = seen
+        self.session = session
+        self.listener = listener
+
+    @classmethod
+    def of(
+        cls,
+        callers: CallerResolver,
+        session: ServerSession | None = None,
+        listener: Callable[[ServerEvent], None] | None = None,
+    ) -> _Receiver:
+        """The caller of the request running now (initialize, or subscriptions/listen) as a receiver."""
+        caller = callers.caller()
+        return cls(caller, callers.visibility(caller), session, listener)
+
+
+class _CallerBus:
+    """A `SubscriptionBus` that knows who opened each listen stream, so each is told only about its own view.
+
+    The SDK's `ListenHandler` subscribes from inside the `subscriptions/listen` request, so
+    `subscribe` runs in that request's context, where the caller's access token is.
+    """
+
+    def __init__(self, callers: CallerResolver) -> None:
+        self._callers = callers
+        self._receivers: dict[object, _Receiver] = {}
+
+    def receivers(self) -> list[_Receiver]:
+        return list(self._receivers.values())
+
+    async def publish(self, event: ServerEvent) -> None:
+        """Nothing is broadcast to everyone under a policy: `ChangeNotifier` delivers per receiver."""
+        await anyio.lowlevel.checkpoint()
+
+    def subscribe(self, listener: Callable[[ServerEvent], None]) -> Callable[[], None]:
+        token = object()
+        self._receivers[token] = _Receiver.of(self._callers, listener=listener)
+
+        def unsubscribe() -> None:
+            self._receivers.pop(token, None)
+
+        return unsubscribe
+
+    def deliver(self, receiver: _Receiver, event: ServerEvent) -> None:
+        if receiver.listener is None:
+            return
+        try:
+            receiver.listener(event)
+        except Exception:  # fan-out boundary, as the SDK's bus: one bad listener must not starve the others
+            logger.exception("subscription listener raised; continuing")
 
 
 class LiveReload:
@@ -305,12 +432,13 @@ class LiveReload:
         watch: bool = True,
         debounce_ms: int = DEFAULT_DEBOUNCE_MS,
         step_ms: int = DEFAULT_STEP_MS,
+        callers: CallerResolver | None = None,
     ) -> None:
         self.service = service
         self.watch = watch
         self.debounce_ms = debounce_ms
         self.step_ms = step_ms
-        self.notifier = ChangeNotifier(service)
+        self.notifier = ChangeNotifier(service, callers=callers)
 
     def install(self, server: Server[Any]) -> None:
         self.notifier.install(server)
