@@ -6,13 +6,17 @@ refused, 2 for usage. `--format json` keeps a stable schema (version 1).
 
 from __future__ import annotations
 
+import io
 import json
+import os
+import sys
 from pathlib import Path
 
 import pytest
 
 from skillwire.cli.main import main
 from skillwire.sources.filesystem import FolderSource
+from tests.support.servers import EXAMPLE_SKILLS
 
 
 def _write_skill(root: Path, folder: str, frontmatter: str, body: str = "Body.\n") -> Path:
@@ -137,3 +141,19 @@ def test_files_the_server_leaves_out_are_warned_about(tmp_path: Path, capsys: py
     assert code == 0
     flagged = sorted(w["path"].rsplit("good", 1)[-1] for w in json.loads(out)["warnings"] if w["rule"] == "not-served")
     assert flagged == ["/__pycache__/", "/notes.log"]
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """skillwire choice: `skillwire validate ... | head -n 1` prints no BrokenPipeError line; status 141 as a shell."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first line is written
+    stdout = os.fdopen(write_end, "w", buffering=1)  # line-buffered: the first line meets the closed pipe
+    stderr = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", stdout)
+    monkeypatch.setattr(sys, "stderr", stderr)
+    try:
+        status = main(["validate", str(EXAMPLE_SKILLS)])
+    finally:
+        stdout.close()
+    assert status == 141
+    assert stderr.getvalue() == ""

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 import sys
 import traceback
 import urllib.parse
@@ -91,6 +92,13 @@ def _run(args: argparse.Namespace) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (`skillwire inspect ... | head`): stop quietly, as other tools do. Point stdout at
+        # /dev/null so the interpreter's final flush cannot raise again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 141  # 128 + SIGPIPE, what a shell reports for a command ended by a closed pipe
     except Exception as error:
         if args.debug:  # the traceback, through err like every line: its messages may quote hostile text
             err(traceback.format_exc().rstrip("\n"), multiline=True)

@@ -76,17 +76,13 @@ def run_validate(args: argparse.Namespace) -> int:
     warnings = _lint_all(catalog, roots) + _not_served(catalog)
     report = build_report(catalog, roots, warnings)
     status = 1 if report["summary"]["refused"] else 0
-    try:
-        if args.format == "json":
-            say_json(report)  # exact when parsed; controls and bidi characters in file names as \uXXXX escapes
-            sys.stdout.flush()
-        else:
-            colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
-            print_human(report, sys.stdout, colour=colour, verbose=args.verbose)
-    except BrokenPipeError:
-        # Piped into `head`: the reader has what it wanted; stop quietly, keep the exit status.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+    if args.format == "json":
+        say_json(report)  # exact when parsed; controls and bidi characters in file names as \uXXXX escapes
+        sys.stdout.flush()
+    else:
+        colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+        print_human(report, sys.stdout, colour=colour, verbose=args.verbose)
+        sys.stdout.flush()  # a reader that went away is told here, where main() ends the command quietly
     return status
 
 
