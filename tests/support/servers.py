@@ -96,9 +96,16 @@ def _drain(stream: Any, lines: list[str], ready: threading.Event, found: list[st
 
 
 @contextmanager
-def http_server(roots: Sequence[Path], *options: str, timeout: float = START_TIMEOUT_S) -> Iterator[HttpServer]:
-    """Start `skillwire serve ROOTS --http 127.0.0.1:0`, wait for its "listening on" line, stop it afterwards."""
-    command = serve_command(roots, "--http", "127.0.0.1:0", *options)
+def http_server(
+    roots: Sequence[Path],
+    *options: str,
+    timeout: float = START_TIMEOUT_S,
+    address: str = "127.0.0.1:0",
+) -> Iterator[HttpServer]:
+    """Start `skillwire serve ROOTS --http ADDRESS`, wait for its "listening on" line, stop it afterwards.
+
+    Only loopback addresses (or 0.0.0.0, connected to through 127.0.0.1) belong here."""
+    command = serve_command(roots, "--http", address, *options)
     process = subprocess.Popen(
         command,
         stdin=subprocess.DEVNULL,

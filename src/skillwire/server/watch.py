@@ -33,6 +33,7 @@ from mcp_types import SubscriptionsListenRequestParams
 from watchfiles import awatch
 
 from skillwire.catalog import Catalog
+from skillwire.server.limits import DEFAULT_MAX_LISTEN_STREAMS
 from skillwire.server.service import SkillService
 
 logger = logging.getLogger(__name__)
@@ -191,10 +192,11 @@ class ChangeNotifier:
     makes the SDK declare `listChanged` at that era).
     """
 
-    def __init__(self, service: SkillService) -> None:
+    def __init__(self, service: SkillService, *, max_listen_streams: int = DEFAULT_MAX_LISTEN_STREAMS) -> None:
         self.service = service
         self.bus = InMemorySubscriptionBus()
-        self.listen = ListenHandler(self.bus)
+        # Beyond the cap a listen request is refused before it is acknowledged (the SDK's ListenHandler).
+        self.listen = ListenHandler(self.bus, max_subscriptions=max_listen_streams)
         self._sessions: dict[int, ServerSession] = {}
         self._published = service.catalog
         self._wake: anyio.Event | None = None
@@ -267,12 +269,13 @@ class LiveReload:
         watch: bool = True,
         debounce_ms: int = DEFAULT_DEBOUNCE_MS,
         step_ms: int = DEFAULT_STEP_MS,
+        max_listen_streams: int = DEFAULT_MAX_LISTEN_STREAMS,
     ) -> None:
         self.service = service
         self.watch = watch
         self.debounce_ms = debounce_ms
         self.step_ms = step_ms
-        self.notifier = ChangeNotifier(service)
+        self.notifier = ChangeNotifier(service, max_listen_streams=max_listen_streams)
 
     def install(self, server: Server[Any]) -> None:
         self.notifier.install(server)
