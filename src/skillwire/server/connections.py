@@ -160,8 +160,9 @@ class ResourceErrorThrottle(logging.Filter):
             return False
         self._last = now
         reason = error.strerror if isinstance(error, OSError) and error.strerror else "out of system resources"
-        record.msg = "%s (%s); %d similar errors in the last %.0fs not shown"
-        record.args = (record.getMessage().splitlines()[0][:200], reason, self._dropped, self.INTERVAL_S)
+        first = record.getMessage().splitlines()[0][:200] if record.getMessage() else "error"
+        record.msg = "%s (%s); %d more like it in the last %.0fs not shown" if self._dropped else "%s (%s)"
+        record.args = (first, reason, self._dropped, self.INTERVAL_S) if self._dropped else (first, reason)
         record.exc_info = None
         record.exc_text = None
         record.stack_info = None
