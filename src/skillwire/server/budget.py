@@ -87,6 +87,10 @@ class ReadBudget:
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"].rstrip("/") != self.mcp_path:
             await self.app(scope, receive, send)
             return
+        declared = dict(scope["headers"]).get(b"content-length", b"0")
+        if not declared.isdigit() or int(declared) > _MAX_PEEK:
+            await self.app(scope, receive, send)  # not a read we could size; the SDK refuses what is too large
+            return
         messages: list[Message] = []
         peeked = 0
         while True:

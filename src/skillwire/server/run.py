@@ -61,21 +61,28 @@ async def serve_stdio(server: Server[Any], *, live: LiveReload | None = None) ->
 
 
 def http_app(
-    server: Server[Any], *, host: str, service: SkillService | None = None, limits: ServeLimits | None = None
+    server: Server[Any],
+    *,
+    host: str,
+    service: SkillService | None = None,
+    limits: ServeLimits | None = None,
+    guarded: bool = False,
 ) -> Starlette:
     """The streamable HTTP ASGI app (JSON responses: half the CPU per request of SSE framing).
 
     With `service`, the catalog page (`catalog_page.py`) is served at `/` beside the MCP endpoint.
-    The SDK's own Host check is off: `guarded_app` checks Host and Origin on every route instead.
+    `guarded`: the app will sit behind `guarded_app`, which checks Host and Origin on every route,
+    so the SDK's own check (on /mcp, on loopback binds only) is turned off rather than done twice.
     """
     limits = limits or ServeLimits()
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False) if guarded else None
     routes = catalog_routes(service) if service is not None else None
     return server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         json_response=True,
         host=host,
         custom_starlette_routes=routes,
-        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        transport_security=security,
         max_sessions=limits.max_sessions,
         session_idle_timeout=limits.session_idle_timeout,
     )
@@ -149,7 +156,9 @@ async def serve_http(
     # log_config=None: uvicorn's records go to the application's handlers (the CLI's escapes hostile text for the
     # terminal) instead of handlers uvicorn would install for itself.
     config = uvicorn.Config(
-        guarded_app(server, http_app(server, host=host, service=service, limits=limits), policy, limits, service),
+        guarded_app(
+            server, http_app(server, host=host, service=service, limits=limits, guarded=True), policy, limits, service
+        ),
         log_level="warning",
         log_config=None,
         lifespan="on",
