@@ -8,6 +8,7 @@ PATH root that cannot be opened is reported, and the other roots are still serve
 
 from __future__ import annotations
 
+import socket
 import subprocess
 from pathlib import Path
 
@@ -87,10 +88,14 @@ def test_bad_http_value_is_one_line_and_exit_1(tree: Path, value: str, message: 
 
 
 def test_an_address_that_cannot_be_bound_is_one_error_line(tree: Path) -> None:
-    """192.0.2.1 is TEST-NET-1 (RFC 5737): never an address of this machine."""
-    run = _serve(str(tree), "--http", "192.0.2.1:8000", "--quiet", "--no-watch", cwd=tree.parent)
+    """A loopback port another socket already listens on cannot be bound (a network address is refused earlier)."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        address = f"127.0.0.1:{held.getsockname()[1]}"
+        run = _serve(str(tree), "--http", address, "--quiet", "--no-watch", cwd=tree.parent)
     assert run.returncode == 1, run.stderr
-    assert "skillwire: error: cannot listen on 192.0.2.1:8000" in run.stderr, run.stderr
+    assert f"skillwire: error: cannot listen on {address}" in run.stderr, run.stderr
     assert "Traceback" not in run.stderr
 
 

@@ -97,13 +97,18 @@ def _drain(stream: Any, lines: list[str], ready: threading.Event, found: list[st
 
 @contextmanager
 def http_server(
-    roots: Sequence[Path], *options: str, timeout: float = START_TIMEOUT_S, command: Sequence[str] | None = None
+    roots: Sequence[Path],
+    *options: str,
+    timeout: float = START_TIMEOUT_S,
+    address: str = "127.0.0.1:0",
+    command: Sequence[str] | None = None,
 ) -> Iterator[HttpServer]:
-    """Start `skillwire serve ROOTS --http 127.0.0.1:0`, wait for its "listening on" line, stop it afterwards.
+    """Start `skillwire serve ROOTS --http ADDRESS`, wait for its "listening on" line, stop it afterwards.
 
-    `command`: another server command line that prints "listening on URL" (roots and options are then unused).
+    Only loopback addresses (or 0.0.0.0, connected to through 127.0.0.1) belong here. `command`: another server
+    command line that prints "listening on URL" (roots, options and address are then unused).
     """
-    command = list(command) if command is not None else serve_command(roots, "--http", "127.0.0.1:0", *options)
+    command = list(command) if command is not None else serve_command(roots, "--http", address, *options)
     process = subprocess.Popen(
         command,
         stdin=subprocess.DEVNULL,

@@ -25,7 +25,7 @@ import sys
 import traceback
 import urllib.parse
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import anyio
 
@@ -175,20 +175,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SCOPE",
         help="a token must carry this scope (repeatable; 403 insufficient_scope otherwise)",
     )
-    # --public-url is defined here only: authentication takes its resource URL (the token audience) from it, and
-    # the Host/Origin checks take the allowed host from it.
-    serve.add_argument(
-        "--public-url",
-        metavar="URL",
-        type=_public_url,
-        help="the URL clients reach this server at (scheme://host[:port], e.g. behind a proxy); default: bind address",
-    )
     serve.add_argument(
         "--scopes",
         metavar="FILE",
         help="a TOML policy saying which skills each caller (by token subject, client, scope or claim) may see; "
         "re-read when it changes",
     )
+    _network_options(serve)
     serve.set_defaults(func=_serve)
 
     host = sub.add_parser(
@@ -261,6 +254,92 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _network_options(serve: argparse.ArgumentParser) -> None:
+    """--http's exposure and resource bounds (defaults fit a 2-core machine; see server/limits.py)."""
+    from skillwire.server import limits
+
+    net = serve.add_argument_group("HTTP exposure and limits")
+    net.add_argument(
+        "--allow-unauthenticated",
+        action="store_true",
+        help="serve a non-loopback address without authentication (otherwise refused)",
+    )
+    # --public-url is defined here only: authentication takes its resource URL (the token audience) from it, and
+    # the Host/Origin checks take the allowed host from it.
+    net.add_argument(
+        "--public-url",
+        metavar="URL",
+        type=_public_url,
+        help="the URL clients reach this server at (scheme://host[:port], e.g. behind a proxy); its host is allowed",
+    )
+    net.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="HOST[:PORT]",
+        help="also answer requests for this Host (repeatable; loopback names always work)",
+    )
+    net.add_argument(
+        "--max-connections",
+        type=_positive_int,
+        default=limits.DEFAULT_MAX_CONNECTIONS,
+        metavar="N",
+        help="open connections; more are closed at once (default %(default)s, lowered to fit the fd limit)",
+    )
+    net.add_argument(
+        "--idle-timeout",
+        type=_positive_float,
+        default=limits.DEFAULT_IDLE_TIMEOUT_S,
+        metavar="S",
+        help="close a connection that sends nothing for S seconds while no request is open (default %(default)s)",
+    )
+    net.add_argument(
+        "--header-timeout",
+        type=_positive_float,
+        default=limits.DEFAULT_HEADER_TIMEOUT_S,
+        metavar="S",
+        help="seconds a client has to send a whole request once it starts (default %(default)s)",
+    )
+    net.add_argument(
+        "--max-sessions",
+        type=_positive_int,
+        default=limits.DEFAULT_MAX_SESSIONS,
+        metavar="N",
+        help="handshake-era sessions; past it the least recently used idle one ends (default %(default)s)",
+    )
+    net.add_argument(
+        "--session-idle-timeout",
+        type=_positive_float,
+        default=limits.DEFAULT_SESSION_IDLE_TIMEOUT_S,
+        metavar="S",
+        help="end a handshake-era session unused for S seconds (default %(default)s)",
+    )
+    net.add_argument(
+        "--max-listen-streams",
+        type=_positive_int,
+        default=limits.DEFAULT_MAX_LISTEN_STREAMS,
+        metavar="N",
+        help="open subscriptions/listen streams (default %(default)s)",
+    )
+    net.add_argument(
+        "--read-budget-mb",
+        type=_positive_int,
+        default=limits.DEFAULT_READ_BUDGET_BYTES >> 20,
+        metavar="MB",
+        help="MiB of large files (1 MiB and up) read at once; more reads wait (default %(default)s)",
+    )
+
+
+def _positive_float(text: str) -> float:
+    try:
+        number = float(text)
+    except ValueError:
+        number = 0.0
+    if not 0 < number < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number")
+    return number
+
+
 def _validate(args: argparse.Namespace) -> int:
     from skillwire.cli.validate import run_validate
 
@@ -306,12 +385,15 @@ def _host(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     from skillwire.cli.progress import ProgressBar
+    from skillwire.server.guard import HostPolicy, bind_refusal
+    from skillwire.server.limits import ServeLimits
     from skillwire.server.run import MCP_PATH, bind, build_server, serve_http, serve_stdio, url_for
     from skillwire.server.watch import LiveReload
     from skillwire.sources.filesystem import FolderSource
 
     try:
         options = ServeOptions(page_size=args.page_size, ttl_ms=args.ttl_ms, cache_scope=args.cache_scope)
+        limits = _limits(args, ServeLimits)
     except ValueError as error:
         raise CliError(str(error)) from None
     # A bad --http value is a usage error: report it before scanning, so it is the only line printed.
@@ -323,6 +405,13 @@ def _serve(args: argparse.Namespace) -> int:
         from skillwire.server.scopes_file import PolicyFile
 
         callers = PolicyFile.load(args.scopes)
+    if address is not None:
+        # Authentication configured = a token file or an issuer (the AUTH options); otherwise only loopback.
+        authenticated = bool(args.token_file or args.auth_issuer)
+        allowed = args.allow_unauthenticated
+        refusal = bind_refusal(address[0], authenticated=authenticated, allow_unauthenticated=allowed)
+        if refusal is not None:
+            raise CliError(refusal)
     progress = ProgressBar(sys.stderr) if not args.quiet and sys.stderr.isatty() else None
     source = FolderSource(args.paths, digest_cache=args.digest_cache, progress=progress)
     extension = SkillsExtension(SkillService(source, options), callers=callers)
@@ -332,7 +421,9 @@ def _serve(args: argparse.Namespace) -> int:
         if extension.service.restored:
             err(f"{PROG}: restored from {args.digest_cache}; checking the disk in the background")
     server = build_server(extension)
-    live = LiveReload(extension.service, watch=args.watch, callers=callers)
+    live = LiveReload(
+        extension.service, watch=args.watch, callers=callers, max_listen_streams=limits.max_listen_streams
+    )
     live.install(server)
     if address is None:
         anyio.run(lambda: serve_stdio(server, live=live))
@@ -345,15 +436,31 @@ def _serve(args: argparse.Namespace) -> int:
 
     auth = _auth_config(args, resource=(args.public_url + MCP_PATH) if args.public_url else url_for(sock))
 
+    try:
+        port = sock.getsockname()[1]
+        hosts = HostPolicy.for_bind(host, port, public_url=args.public_url, allowed_hosts=args.allowed_host)
+    except ValueError as error:
+        sock.close()
+        raise CliError(str(error)) from None
+
     def ready(url: str) -> None:
         err(f"{PROG}: listening on {url}")
 
-    with contextlib.suppress(KeyboardInterrupt):
-        anyio.run(
-            lambda: serve_http(
-                server, sock, on_ready=ready, live=live, service=extension.service, auth=auth, callers=callers
-            )
+    def serving() -> Any:
+        return serve_http(
+            server,
+            sock,
+            on_ready=ready,
+            live=live,
+            service=extension.service,
+            limits=limits,
+            hosts=hosts,
+            auth=auth,
+            callers=callers,
         )
+
+    with contextlib.suppress(KeyboardInterrupt):
+        anyio.run(serving)
     return 0
 
 
@@ -389,6 +496,19 @@ def _auth_config(args: argparse.Namespace, *, resource: str) -> AuthConfig | Non
         )
     except ValueError as error:
         raise CliError(str(error)) from None
+
+
+def _limits(args: argparse.Namespace, make: Any) -> Any:
+    """`ServeLimits` from the serve options (a ValueError names the bad one)."""
+    return make(
+        max_connections=args.max_connections,
+        idle_timeout=args.idle_timeout,
+        header_timeout=args.header_timeout,
+        max_sessions=args.max_sessions,
+        session_idle_timeout=args.session_idle_timeout,
+        max_listen_streams=args.max_listen_streams,
+        read_budget=args.read_budget_mb << 20,
+    )
 
 
 def _host_port(text: str) -> tuple[str, int]:

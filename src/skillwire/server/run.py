@@ -21,14 +21,21 @@ from typing import Any
 import uvicorn
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
+from starlette.types import ASGIApp
 
 import skillwire
 from skillwire.scopes import CallerResolver
 from skillwire.server.auth import AuthConfig, build_verifier, install, metadata_routes
+from skillwire.server.budget import ByteBudget, ReadBudget
 from skillwire.server.catalog_page import catalog_routes
+from skillwire.server.connections import guarded_protocol, throttled_resource_errors
 from skillwire.server.extension import SkillsExtension
+from skillwire.server.guard import HostOriginGuard, HostPolicy
+from skillwire.server.limits import ServeLimits
 from skillwire.server.service import SkillService
+from skillwire.server.sessions import SessionCap
 from skillwire.server.watch import LiveReload
 
 logger = logging.getLogger(__name__)
@@ -62,22 +69,58 @@ def http_app(
     service: SkillService | None = None,
     auth: AuthConfig | None = None,
     callers: CallerResolver | None = None,
+    limits: ServeLimits | None = None,
+    guarded: bool = False,
 ) -> Starlette:
     """The streamable HTTP ASGI app (JSON responses: half the CPU per request of SSE framing).
 
     With `service`, the catalog page (`catalog_page.py`) is served at `/` beside the MCP endpoint,
     scoped by `callers` as the extension is. With `auth`, every route but the Protected Resource
-    Metadata needs a bearer token (`auth.py`).
+    Metadata needs a bearer token (`auth.py`). `guarded`: the app will sit behind `guarded_app`,
+    which checks Host and Origin on every route, so the SDK's own check (on /mcp, on loopback binds
+    only) is turned off rather than done twice.
     """
+    limits = limits or ServeLimits()
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False) if guarded else None
     routes = catalog_routes(service, callers) if service is not None else []
     if auth is not None:
         routes += metadata_routes(auth)
     app = server.streamable_http_app(
-        streamable_http_path=MCP_PATH, json_response=True, host=host, custom_starlette_routes=routes or None
+        streamable_http_path=MCP_PATH,
+        json_response=True,
+        host=host,
+        custom_starlette_routes=routes or None,
+        transport_security=security,
+        max_sessions=limits.max_sessions,
+        session_idle_timeout=limits.session_idle_timeout,
     )
     if auth is not None:
         install(app, auth, build_verifier(auth))
     return app
+
+
+def guarded_app(
+    server: Server[Any], app: ASGIApp, policy: HostPolicy, limits: ServeLimits, service: SkillService | None = None
+) -> ASGIApp:
+    """`app` (from `http_app`) behind the Host/Origin guard, the session cap and, with `service`, the read budget."""
+    guarded: ASGIApp = SessionCap(
+        app,
+        server.session_manager,
+        mcp_path=MCP_PATH,
+        max_sessions=limits.max_sessions,
+        idle_timeout=limits.session_idle_timeout,
+    )
+    if service is not None:
+        guarded = ReadBudget(guarded, _size_in(service), mcp_path=MCP_PATH, budget=ByteBudget(limits.read_budget))
+    return HostOriginGuard(guarded, policy)
+
+
+def _size_in(service: SkillService) -> Callable[[str], int | None]:
+    def size_of(uri: str) -> int | None:
+        served = service.catalog.file(uri)
+        return None if served is None else served.file.size
+
+    return size_of
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -111,21 +154,35 @@ async def serve_http(
     service: SkillService | None = None,
     auth: AuthConfig | None = None,
     callers: CallerResolver | None = None,
+    limits: ServeLimits | None = None,
+    hosts: HostPolicy | None = None,
 ) -> None:
     """Serve streamable HTTP on an already-bound socket until cancelled (`live`: installed on `server`).
 
     `service`: the skills `server` serves, shown as the catalog page at `/` (no page without it).
     `auth`: who may call (every route but the metadata needs a token); None: anyone who can connect.
+    `callers`: each caller's view of the catalog (`--scopes`). `limits`: connection, session and read
+    bounds (`limits.py`). `hosts`: the Host values answered (default: the loopback names on this port).
     """
-    host = sock.getsockname()[0]
+    host, port = sock.getsockname()[:2]
+    limits = (limits or ServeLimits()).fitted_to_fd_limit()
+    policy = hosts or HostPolicy.for_bind(host, port)
     # log_config=None: uvicorn's records go to the application's handlers (the CLI's escapes hostile text for the
     # terminal) instead of handlers uvicorn would install for itself.
     config = uvicorn.Config(
-        http_app(server, host=host, service=service, auth=auth, callers=callers),
+        guarded_app(
+            server,
+            http_app(server, host=host, service=service, auth=auth, callers=callers, limits=limits, guarded=True),
+            policy,
+            limits,
+            service,
+        ),
         log_level="warning",
         log_config=None,
         lifespan="on",
         access_log=False,
+        http=guarded_protocol(limits),
+        timeout_keep_alive=max(1, int(limits.idle_timeout)),
     )
     uv = uvicorn.Server(config)
     if on_ready is not None:
@@ -147,5 +204,6 @@ async def serve_http(
             await original_shutdown(sockets=sockets)
 
         uv.shutdown = shutdown  # type: ignore[method-assign]
-    async with _running(live):
-        await uv.serve(sockets=[sock])
+    with throttled_resource_errors():
+        async with _running(live):
+            await uv.serve(sockets=[sock])

@@ -43,6 +43,7 @@ from watchfiles import awatch
 
 from skillwire.catalog import Catalog
 from skillwire.scopes import Caller, CallerResolver, ScopePolicy, Visibility
+from skillwire.server.limits import DEFAULT_MAX_LISTEN_STREAMS
 from skillwire.server.service import Listing, SkillService
 
 logger = logging.getLogger(__name__)
@@ -239,13 +240,20 @@ class ChangeNotifier:
     makes the SDK declare `listChanged` at that era).
     """
 
-    def __init__(self, service: SkillService, *, callers: CallerResolver | None = None) -> None:
+    def __init__(
+        self,
+        service: SkillService,
+        *,
+        callers: CallerResolver | None = None,
+        max_listen_streams: int = DEFAULT_MAX_LISTEN_STREAMS,
+    ) -> None:
         self.service = service
         self.callers = callers
         self.bus: InMemorySubscriptionBus | _CallerBus = (
             InMemorySubscriptionBus() if callers is None else _CallerBus(callers)
         )
-        self.listen = ListenHandler(self.bus)
+        # Beyond the cap a listen request is refused before it is acknowledged (the SDK's ListenHandler).
+        self.listen = ListenHandler(self.bus, max_subscriptions=max_listen_streams)
         self._sessions: dict[int, ServerSession] = {}
         self._audience: dict[int, _Receiver] = {}  # with a policy: who each remembered session is
         self._published = service.catalog
@@ -433,12 +441,13 @@ class LiveReload:
         debounce_ms: int = DEFAULT_DEBOUNCE_MS,
         step_ms: int = DEFAULT_STEP_MS,
         callers: CallerResolver | None = None,
+        max_listen_streams: int = DEFAULT_MAX_LISTEN_STREAMS,
     ) -> None:
         self.service = service
         self.watch = watch
         self.debounce_ms = debounce_ms
         self.step_ms = step_ms
-        self.notifier = ChangeNotifier(service, callers=callers)
+        self.notifier = ChangeNotifier(service, callers=callers, max_listen_streams=max_listen_streams)
 
     def install(self, server: Server[Any]) -> None:
         self.notifier.install(server)

@@ -1,0 +1,198 @@
+"""Connection bounds for uvicorn's h11 protocol: a cap refused at once, idle and request-read timeouts.
+
+uvicorn starts its keep-alive timer only after a response, so a connection that never sends a byte
+(or sends a header a byte at a time) is kept forever; `limit_concurrency` answers 503 but only after
+reading a request. `guarded_protocol` returns an `H11Protocol` subclass that:
+- closes a connection beyond `max_connections` the moment it is accepted (its file descriptor is freed
+  at once; nothing is queued);
+- closes a connection waiting for a request (new, or between keep-alive requests) after `idle_timeout`
+  seconds without a byte, and one that started a request after `header_timeout` seconds unless the whole
+  request (head and body) has arrived.
+`ResourceErrorThrottle` turns bursts of "Too many open files" and friends into one line per interval.
+
+    config = uvicorn.Config(app, http=guarded_protocol(limits, stats))
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import logging
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from typing import Any
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from skillwire.server.limits import ServeLimits
+
+logger = logging.getLogger(__name__)
+
+RESOURCE_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+
+
+@dataclass(slots=True)
+class ConnectionStats:
+    """Counters one server's connections share (mutable by design: the protocol instances update it)."""
+
+    refused: int = 0
+    timed_out: int = 0
+    last_refusal_log: float = 0.0
+
+
+def guarded_protocol(limits: ServeLimits, stats: ConnectionStats | None = None) -> type[H11Protocol]:
+    """An `H11Protocol` subclass enforcing `limits`' connection cap and timeouts (see the module docstring)."""
+    shared = stats if stats is not None else ConnectionStats()
+
+    class GuardedH11Protocol(H11Protocol):
+        _limits = limits
+        _stats = shared
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._refused = False
+            self._timer: asyncio.TimerHandle | None = None
+            self._reading_request = False  # a byte of the next request has arrived
+            self._received: object = None  # the request cycle whose whole request has been read
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            if len(self.connections) >= self._limits.max_connections:
+                self._refused = True
+                self._stats.refused += 1
+                _log_refusal(self._stats, self._limits.max_connections)
+                transport.abort()  # frees the descriptor now; a queued connection would hold it
+                return
+            super().connection_made(transport)
+            self._await_request()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._refused:
+                return
+            self._cancel_timer()
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            if self._refused:
+                return
+            if self._timer is not None and not self._reading_request:
+                self._reading_request = True  # the idle wait is over; the request must now arrive in time
+                self._arm(self._limits.header_timeout)
+            super().data_received(data)
+            cycle = self.cycle
+            if cycle is not None and cycle is not self._received and (not cycle.more_body or cycle.response_started):
+                self._received = cycle
+                self._cancel_timer()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing() and (self.cycle is None or self.cycle.response_complete):
+                self._await_request()
+
+        def _await_request(self) -> None:
+            self._reading_request = False
+            self._arm(self._limits.idle_timeout)
+
+        def _arm(self, seconds: float) -> None:
+            self._cancel_timer()
+            self._timer = self.loop.call_later(seconds, self._expire)
+
+        def _cancel_timer(self) -> None:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+        def _expire(self) -> None:
+            self._timer = None
+            cycle = self.cycle
+            if cycle is not None and cycle is not self._received and cycle.response_started:
+                return  # answered early (a 413, a 421): the response itself ends the request
+            if cycle is not None and cycle is self._received and not cycle.response_complete:
+                return  # a request in flight is the application's to finish
+            if self.transport.is_closing():
+                return
+            self._stats.timed_out += 1
+            with suppress(h11.LocalProtocolError):
+                self.conn.send(h11.ConnectionClosed())
+            self.transport.close()
+
+    return GuardedH11Protocol
+
+
+def _log_refusal(stats: ConnectionStats, cap: int) -> None:
+    now = time.monotonic()
+    if now - stats.last_refusal_log >= ResourceErrorThrottle.INTERVAL_S:
+        stats.last_refusal_log = now
+        logger.warning("%d connections open (the cap); refusing new ones (%d so far)", cap, stats.refused)
+
+
+class ResourceErrorThrottle(logging.Filter):
+    """At most one line per `INTERVAL_S` for out-of-resource errors (EMFILE, ENFILE, ENOBUFS, ENOMEM).
+
+    Such an error repeats for every request while it lasts; a traceback each time fills a disk and hides
+    the one line that matters. The line kept says how many were dropped since the last one.
+    """
+
+    INTERVAL_S = 10.0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last = float("-inf")
+        self._dropped = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        decided = getattr(record, "_skillwire_throttle", None)  # one decision per record, however many handlers
+        if decided is not None:
+            return bool(decided)
+        keep = self._decide(record)
+        record._skillwire_throttle = keep
+        return keep
+
+    def _decide(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if not _is_resource_error(error, record):
+            return True
+        now = time.monotonic()
+        if now - self._last < self.INTERVAL_S:
+            self._dropped += 1
+            return False
+        self._last = now
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else "out of system resources"
+        first = record.getMessage().splitlines()[0][:200] if record.getMessage() else "error"
+        record.msg = "%s (%s); %d more like it in the last %.0fs not shown" if self._dropped else "%s (%s)"
+        record.args = (first, reason, self._dropped, self.INTERVAL_S) if self._dropped else (first, reason)
+        record.exc_info = None
+        record.exc_text = None
+        record.stack_info = None
+        self._dropped = 0
+        return True
+
+
+def _is_resource_error(error: BaseException | None, record: logging.LogRecord) -> bool:
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, OSError) and error.errno in RESOURCE_ERRNOS:
+            return True
+        error = error.__cause__ or error.__context__
+    return "out of system resource" in str(record.msg)
+
+
+@contextmanager
+def throttled_resource_errors() -> Iterator[ResourceErrorThrottle]:
+    """One `ResourceErrorThrottle` on the root logger's handlers while the body runs.
+
+    On the handlers, not on loggers: a logger's filter sees only records logged to that very logger,
+    and these errors come from asyncio, uvicorn, the SDK and our own modules alike.
+    """
+    throttle = ResourceErrorThrottle()
+    handlers = list(logging.getLogger().handlers)
+    for handler in handlers:
+        handler.addFilter(throttle)
+    try:
+        yield throttle
+    finally:
+        for handler in handlers:
+            handler.removeFilter(throttle)
