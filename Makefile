@@ -10,7 +10,7 @@ PORT ?= 8000
 SKILLS ?= 10000
 NODE_TOOLS := tools/node/node_modules/.package-lock.json
 
-.PHONY: serve test fuzz bench lint typecheck pytest tools venv chromium clean
+.PHONY: serve test fuzz bench lint typecheck pytest tools venv chromium nginx clean
 
 serve: $(BIN)/skillwire
 	$(BIN)/skillwire serve examples/skills --http $(HOST):$(PORT)
@@ -33,12 +33,17 @@ typecheck: $(BIN)/skillwire
 	$(BIN)/mypy
 
 # pytest exits 5 when it collected no test; make treats that, like any non-zero status, as a failure.
-pytest: $(BIN)/skillwire $(NODE_TOOLS) chromium
+pytest: $(BIN)/skillwire $(NODE_TOOLS) chromium nginx
 	$(BIN)/pytest
 
 # The catalog page's browser tests drive Debian's headless Chromium (tests/browser).
 chromium:
 	command -v chromium >/dev/null || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
+
+# The reverse-proxy tests run their own nginx (Debian's, not its service) in front of `skillwire serve`
+# (tests/server/test_reverse_proxy.py). Debian puts it in /usr/sbin.
+nginx:
+	PATH="$$PATH:/usr/sbin" command -v nginx >/dev/null || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q nginx)
 
 venv: $(BIN)/skillwire
 
