@@ -33,8 +33,9 @@ typecheck: $(BIN)/skillwire
 	$(BIN)/mypy
 
 # pytest exits 5 when it collected no test; make treats that, like any non-zero status, as a failure.
+# Three worker processes, each taking whole files (module fixtures start once): most tests wait on real servers.
 pytest: $(BIN)/skillwire $(NODE_TOOLS) chromium nginx
-	$(BIN)/pytest
+	$(BIN)/pytest -n 3 --dist loadfile
 
 # The catalog page's browser tests drive Debian's headless Chromium (tests/browser).
 chromium:

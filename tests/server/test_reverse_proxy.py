@@ -45,24 +45,25 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from skillwire.client.session import SkillsClient
 from skillwire.host.verify import verify_bytes
 from tests.support.oidc import OidcProvider, oidc_provider
-from tests.support.servers import EXAMPLE_SKILLS, STOP_TIMEOUT_S, HttpServer, http_server
+from tests.support.servers import EXAMPLE_SKILLS, REPO_ROOT, STOP_TIMEOUT_S, HttpServer, http_server
 
 PUBLIC_NAME = "skills.test"  # RFC 2606: a name that never resolves anywhere but here
 SCOPE = "skills:read"
 START_TIMEOUT_S = 10.0
 DEADLINE_S = 10.0
 
-# The README's nginx block ("Deploying behind a reverse proxy with TLS"), BACKEND replaced by the server's port.
+
 # `$http_host`, not `$host`: `$host` drops the port, and a public URL with a port then matches no allowed Host.
-PROXY_LOCATION = """
-    location / {
-        proxy_pass http://127.0.0.1:BACKEND;
-        proxy_set_header Host $http_host;
-        proxy_http_version 1.1;
-        proxy_buffering off;
-        proxy_read_timeout 1h;
-    }
-"""
+def _readme_location() -> str:
+    """The README's nginx `location` block (Deploying), with its backend port made a placeholder: the test runs
+    exactly what users are told to write."""
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("```nginx\n", 1)[1].split("```", 1)[0]
+    assert "proxy_pass http://127.0.0.1:8000;" in block, "the README's nginx block no longer proxies to port 8000"
+    return block.replace("127.0.0.1:8000", "127.0.0.1:BACKEND")
+
+
+PROXY_LOCATION = _readme_location()
 
 
 # -- nginx -------------------------------------------------------------------------------------------------------------

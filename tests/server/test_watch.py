@@ -21,11 +21,13 @@ import pytest
 from mcp import Client, types
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.server.subscriptions import ResourcesListChanged
+from mcp.shared.exceptions import MCPError
 
 from skillwire.catalog import Catalog
 from skillwire.server.service import ServeOptions, SkillService
 from skillwire.server.watch import watch_and_rebuild
 from skillwire.sources.filesystem import FolderSource
+from skillwire.wire import INTERNAL_ERROR
 from tests.support.servers import (
     REPO_ROOT,
     all_skills,
@@ -335,12 +337,19 @@ async def test_reads_racing_reloads_always_match_a_manifest_published_around_the
                     await anyio.sleep(0.003)
 
             checked = 0
+            refusals: list[tuple[int, str]] = []
             async with anyio.create_task_group() as tg:
                 tg.start_soon(writer)
                 with anyio.move_on_after(3.0):
                     while True:
                         before = await listed_version()
-                        contents = (await resources_read(client, uri)).contents
+                        try:
+                            contents = (await resources_read(client, uri)).contents
+                        except MCPError as error:
+                            # A file rewritten faster than it can be re-indexed may be refused ("keeps changing;
+                            # try again"): a refusal, never wrong bytes. Busy machines see it now and then.
+                            refusals.append((error.error.code, error.error.message))
+                            continue
                         after = await listed_version()
                         data = contents[0]["text"].encode()
                         read = version_of.get("sha256:" + hashlib.sha256(data).hexdigest())
@@ -349,6 +358,8 @@ async def test_reads_racing_reloads_always_match_a_manifest_published_around_the
                         checked += 1
                 stop.set()
             assert checked > 20
+            assert len(refusals) < checked
+            assert all(code == INTERNAL_ERROR and "keeps changing" in message for code, message in refusals), refusals
         server.assert_alive()
 
 
