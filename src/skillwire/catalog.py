@@ -79,7 +79,50 @@ class ServedFile:
     is_skill_md: bool
 
 
-class Catalog:
+class BrowsableCatalog:
+    """File pages and directory reads, derived from `skills`, `file` and `_tree_of`: what a `Catalog` and a
+    caller's view of it (`scoped_catalog.ScopedCatalog`) answer alike."""
+
+    _file_uris: list[str] | None
+
+    @property
+    def skills(self) -> tuple[Skill, ...]:
+        raise NotImplementedError
+
+    def file(self, uri: str) -> ServedFile | None:
+        raise NotImplementedError
+
+    def _tree_of(self, uri: str) -> dict[str, list[DirectoryChild]] | None:
+        raise NotImplementedError
+
+    def files_page(self, cursor: str | None, limit: int) -> Page[ServedFile]:
+        """A page of every served file, in URI order."""
+        keys, next_cursor = _page(self._all_file_uris(), cursor, limit, scope="resources")
+        served = (self.file(k) for k in keys)
+        return Page(tuple(s for s in served if s is not None), next_cursor)
+
+    def _all_file_uris(self) -> list[str]:
+        uris = self._file_uris
+        if uris is None:
+            uris = self._file_uris = sorted({f.uri for s in self.skills for f in s.files})
+        return uris
+
+    def is_directory(self, uri: str) -> bool:
+        tree = self._tree_of(uri)
+        return tree is not None and uri in tree
+
+    def children_page(self, uri: str, cursor: str | None, limit: int) -> Page[DirectoryChild]:
+        """A page of the direct children of the directory at `uri` (which must be a directory)."""
+        tree = self._tree_of(uri)
+        if tree is None or uri not in tree:
+            raise KeyError(uri)
+        kids = tree[uri]
+        keys, next_cursor = _page([k.uri for k in kids], cursor, limit, scope="dir:" + uri)
+        by_uri = {k.uri: k for k in kids}
+        return Page(tuple(by_uri[k] for k in keys), next_cursor)
+
+
+class Catalog(BrowsableCatalog):
     """The published state: skills, their files, their directories, and what was refused.
 
     Construction only sorts and indexes the skills, so a rebuild that changed one skill costs
@@ -192,33 +235,7 @@ class Catalog:
             return self._file_total
         return len(self._all_file_uris())
 
-    def files_page(self, cursor: str | None, limit: int) -> Page[ServedFile]:
-        """A page of every served file, in URI order."""
-        keys, next_cursor = _page(self._all_file_uris(), cursor, limit, scope="resources")
-        served = (self.file(k) for k in keys)
-        return Page(tuple(s for s in served if s is not None), next_cursor)
-
-    def _all_file_uris(self) -> list[str]:
-        uris = self._file_uris
-        if uris is None:
-            uris = self._file_uris = sorted({f.uri for s in self.skills for f in s.files})
-        return uris
-
     # -- directories -----------------------------------------------------------------------------------------------
-
-    def is_directory(self, uri: str) -> bool:
-        tree = self._tree_of(uri)
-        return tree is not None and uri in tree
-
-    def children_page(self, uri: str, cursor: str | None, limit: int) -> Page[DirectoryChild]:
-        """A page of the direct children of the directory at `uri` (which must be a directory)."""
-        tree = self._tree_of(uri)
-        if tree is None or uri not in tree:
-            raise KeyError(uri)
-        kids = tree[uri]
-        keys, next_cursor = _page([k.uri for k in kids], cursor, limit, scope="dir:" + uri)
-        by_uri = {k.uri: k for k in kids}
-        return Page(tuple(by_uri[k] for k in keys), next_cursor)
 
     def _tree_of(self, uri: str) -> dict[str, list[DirectoryChild]] | None:
         """The directories of the outermost skill enclosing `uri` (nested skills included), or None."""

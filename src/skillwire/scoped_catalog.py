@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from skillwire.catalog import (
+    BrowsableCatalog,
     Catalog,
     DirectoryChild,
     Page,
@@ -32,7 +33,7 @@ from skillwire.manifest import Skill
 from skillwire.scopes import Visibility
 
 
-class ScopedCatalog:
+class ScopedCatalog(BrowsableCatalog):
     """The part of an immutable `Catalog` one `Visibility` allows; derived lazily, never changed."""
 
     def __init__(self, catalog: Catalog, visibility: Visibility) -> None:
@@ -94,31 +95,7 @@ class ScopedCatalog:
     def file_count(self) -> int:
         return len(self._all_file_uris())
 
-    def files_page(self, cursor: str | None, limit: int) -> Page[ServedFile]:
-        keys, next_cursor = paginate(self._all_file_uris(), cursor, limit, scope="resources")
-        served = (self.file(k) for k in keys)
-        return Page(tuple(s for s in served if s is not None), next_cursor)
-
-    def _all_file_uris(self) -> list[str]:
-        uris = self._file_uris
-        if uris is None:
-            uris = self._file_uris = sorted({f.uri for s in self.skills for f in s.files})
-        return uris
-
     # -- directories -----------------------------------------------------------------------------------------------
-
-    def is_directory(self, uri: str) -> bool:
-        tree = self._tree_of(uri)
-        return tree is not None and uri in tree
-
-    def children_page(self, uri: str, cursor: str | None, limit: int) -> Page[DirectoryChild]:
-        tree = self._tree_of(uri)
-        if tree is None or uri not in tree:
-            raise KeyError(uri)
-        kids = tree[uri]
-        keys, next_cursor = paginate([k.uri for k in kids], cursor, limit, scope="dir:" + uri)
-        by_uri = {k.uri: k for k in kids}
-        return Page(tuple(by_uri[k] for k in keys), next_cursor)
 
     def _tree_of(self, uri: str) -> dict[str, list[DirectoryChild]] | None:
         """The directories of the outermost visible skill enclosing `uri` and the visible skills nested in it."""
