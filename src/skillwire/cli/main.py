@@ -27,20 +27,13 @@ import urllib.parse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-import anyio
-
+# Only light modules here: the parser (and so every --help) is built without the SDK, Starlette or the client;
+# each command's handler imports what it needs (tests/test_lazy_imports.py checks).
 import skillwire
 from skillwire.catalog import Catalog, Refusal
 from skillwire.cli.output import SafeFormatter, err, say
 from skillwire.errors import AuthenticationRequired, SkillwireError
-from skillwire.server.extension import SkillsExtension
-from skillwire.server.service import (
-    DEFAULT_CACHE_SCOPE,
-    DEFAULT_PAGE_SIZE,
-    DEFAULT_TTL_MS,
-    ServeOptions,
-    SkillService,
-)
+from skillwire.server.defaults import DEFAULT_CACHE_SCOPE, DEFAULT_PAGE_SIZE, DEFAULT_TTL_MS
 
 if TYPE_CHECKING:
     from skillwire.server.auth import AuthConfig
@@ -384,10 +377,14 @@ def _host(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    import anyio
+
     from skillwire.cli.progress import ProgressBar
+    from skillwire.server.extension import SkillsExtension
     from skillwire.server.guard import HostPolicy, bind_refusal
     from skillwire.server.limits import ServeLimits
     from skillwire.server.run import MCP_PATH, bind, build_server, serve_http, serve_stdio, url_for
+    from skillwire.server.service import ServeOptions, SkillService
     from skillwire.server.watch import LiveReload
     from skillwire.sources.filesystem import FolderSource
 

@@ -25,7 +25,7 @@ import logging
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import anyio
 import anyio.to_thread
@@ -36,13 +36,13 @@ from skillwire.errors import InvalidSkillUri
 from skillwire.manifest import Skill
 from skillwire.scoped_catalog import ScopedCatalog
 from skillwire.scopes import Visibility
+from skillwire.server.defaults import DEFAULT_CACHE_SCOPE, DEFAULT_PAGE_SIZE, DEFAULT_TTL_MS, CacheScope
 from skillwire.sources.safe_open import read_regular
 from skillwire.uri import canonical_uri
 from skillwire.wire import INTERNAL_ERROR, INVALID_PARAMS
 
 logger = logging.getLogger(__name__)
 
-CacheScope = Literal["public", "private"]
 Listing = Catalog | ScopedCatalog
 """A snapshot as one request sees it: the whole catalog, or the part a caller's scope allows."""
 _MAX_VIEWS = 64  # scoped views kept for the current catalog (one per distinct set of grants in use)
@@ -60,11 +60,6 @@ class SkillSource(Protocol):
     def update(self, paths: Iterable[str], generation: int) -> Catalog:
         """A catalog with the changes at `paths` applied (re-indexing only what they touch)."""
         ...
-
-
-DEFAULT_PAGE_SIZE = 100
-DEFAULT_TTL_MS = 300_000
-DEFAULT_CACHE_SCOPE: CacheScope = "public"
 
 
 @dataclass(frozen=True, slots=True)

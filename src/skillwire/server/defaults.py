@@ -1,0 +1,16 @@
+"""Default result shaping for `ServeOptions`, in a module with no imports so `skillwire serve --help` stays fast.
+
+The CLI shows these in its help before anything of the server stack (the SDK, Starlette) is loaded.
+
+    from skillwire.server.defaults import DEFAULT_PAGE_SIZE   # 100 entries per page
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+CacheScope = Literal["public", "private"]
+
+DEFAULT_PAGE_SIZE = 100
+DEFAULT_TTL_MS = 300_000
+DEFAULT_CACHE_SCOPE: CacheScope = "public"
