@@ -62,7 +62,7 @@ COMPATIBILITY_FORMAT = Rule(
 # Agent Skills, `metadata` field: "A map from string keys to string values".
 METADATA_FORMAT = Rule(
     "metadata-format",
-    "write each metadata value as one string: quote numbers and dates, join a list into one string "
+    "write each metadata value as one string: quote numbers and booleans, join a list into one string "
     "('a, b'), and move nested data into a file of the skill",
 )
 

@@ -175,7 +175,7 @@ def test_kdense_metadata_lists_are_refused_with_rule_and_fix_in_text(
     assert f"{root / 'rowan' / 'SKILL.md'}:2" in out
     assert f"{root / 'markdown-mermaid-writing' / 'SKILL.md'}:2" in out
     assert f"fix: {FIXES['metadata-format']}" in out
-    assert "quote numbers and dates, join a list into one string" in out
+    assert "quote numbers and booleans, join a list into one string" in out
 
 
 def test_kdense_metadata_lists_are_refused_with_rule_and_fix_in_json(
