@@ -102,6 +102,19 @@ def _by_uri(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(items, key=lambda item: str(item.get("uri")))
 
 
+def _as_in_spec(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A directory read's files without `size`: the spec's examples show uri, name and mimeType only.
+
+    skillwire gives a file the Resource metadata resources/list gives it (size included), as "Files carry their
+    ordinary Resource metadata" allows; the sizes are checked against the manifest here.
+    """
+    sizes = {r["uri"]: r["size"] for r in [*SPEC_RESOURCES, CREDIT_NOTE_RESOURCE]}
+    for item in items:
+        if item["mimeType"] != "inode/directory":
+            assert item["size"] == sizes[item["uri"]]
+    return _by_uri([{k: v for k, v in item.items() if k != "size"} for item in items])
+
+
 def test_fixture_bytes_are_the_specs() -> None:
     """The bundled example is the spec's example, so the digests below are the spec's own."""
     skill = EXAMPLE_SKILLS / "pdf-processing"
@@ -167,15 +180,21 @@ async def test_read_skill_md_is_the_specs_text(served: Served, mode: Mode) -> No
 async def test_directory_read_lists_the_templates(modern: Client) -> None:
     result = await directory_read(modern, TEMPLATES_URI)
     raw = result.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    assert _by_uri(result.resources) == _by_uri(SPEC_TEMPLATES_CHILDREN)
+    assert _as_in_spec(result.resources) == _by_uri(SPEC_TEMPLATES_CHILDREN)
     assert raw.get("resultType") == "complete"
     assert "nextCursor" not in raw
 
 
 async def test_directory_read_of_the_skill_root(modern: Client) -> None:
     result = await directory_read(modern, "skill://pdf-processing")
-    assert _by_uri(result.resources) == [
-        {"uri": SKILL_URI, "name": "SKILL.md", "mimeType": "text/markdown"},
+    assert _as_in_spec(result.resources) == [
+        # Spec, Resource Metadata: SKILL.md named and described from its frontmatter, as in resources/list
+        {
+            "uri": SKILL_URI,
+            "name": "pdf-processing",
+            "description": SPEC_FRONTMATTER["description"],
+            "mimeType": "text/markdown",
+        },
         {"uri": TEMPLATES_URI, "name": "templates", "mimeType": "inode/directory"},
     ]
 
@@ -199,7 +218,7 @@ async def test_added_file_shows_in_directory_read(served: Served) -> None:
         assert (await skills_list(client)).skills[0]["resources"] == SPEC_RESOURCES
         (served.skill_dir / "templates" / "credit-note.md").write_bytes(CREDIT_NOTE)
         result = await directory_read(client, TEMPLATES_URI)
-    assert _by_uri(result.resources) == _by_uri([*SPEC_TEMPLATES_CHILDREN, CREDIT_NOTE_CHILD]), (
+    assert _as_in_spec(result.resources) == _by_uri([*SPEC_TEMPLATES_CHILDREN, CREDIT_NOTE_CHILD]), (
         "resources/directory/read does not show templates/credit-note.md, added after the listing"
     )
 

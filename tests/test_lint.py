@@ -98,3 +98,19 @@ def test_a_description_over_the_limit_is_left_to_the_refusal() -> None:
 @pytest.mark.parametrize("raw", [b"", b"no frontmatter", b"---\nname: [\n---\n", b"\xff\xfe", b"---\nname: x\n"])
 def test_broken_files_give_no_error_only_what_can_be_said(raw: bytes) -> None:
     assert all(isinstance(w, LintWarning) for w in lint_skill_md(raw))
+
+
+@pytest.mark.parametrize(
+    "field", ["allowed-tools: [Read, Write, Edit, Bash]", "allowed-tools:\n  - Read\n  - Bash(git:*)"]
+)
+def test_allowed_tools_as_a_list_is_warned_with_the_string_form(field: str) -> None:
+    """Agent Skills: a list is accepted only by the later text; hosts written to the space-delimited string may fail."""
+    (warning,) = lint_skill_md(_skill(field))
+    assert (warning.rule, warning.line) == ("allowed-tools-list", 4)
+    assert warning.fix.startswith("write it as one string: allowed-tools: Read ")
+
+
+@pytest.mark.parametrize("field", ["allowed-tools: Read Bash(git:*)", "allowed-tools: [Read, 5]", "allowed-tools: 5"])
+def test_allowed_tools_as_a_string_or_refused_shape_is_not_warned(field: str) -> None:
+    """A string is the spec's own form; shapes that fit neither text are refused (fields.py), not warned."""
+    assert "allowed-tools-list" not in _rules(_skill(field))

@@ -12,6 +12,7 @@ parsers (JavaScript `yaml`, which `frontmatter.py` matches), and other traps:
 * `<<` merges mappings in 1.1 and is an ordinary key in 1.2;
 * integers beyond 2^53 lose precision in JavaScript;
 * `[a: b]` silently makes a one-field mapping; ` #` silently ends a plain value (a comment);
+* `allowed-tools` written as a list (the Agent Skills text first allowed only a space-delimited string);
 * CRLF line endings and a byte order mark; descriptions near the 1024 limit, or over it
   when counted in UTF-16 code units as JavaScript does.
 
@@ -138,6 +139,11 @@ def lint_skill_md(raw: bytes, *, path: str = "SKILL.md") -> list[LintWarning]:
     description = parsed.frontmatter.get("description")
     if isinstance(description, str):
         out.extend(_description_warnings(description, block, path))
+    tools = parsed.frontmatter.get("allowed-tools")
+    if isinstance(tools, list):
+        names = [t for t in tools if isinstance(t, str)]
+        if len(names) == len(tools):  # other shapes are refused (`fields.py`)
+            out.append(_allowed_tools_list(names, block, path))
     return out
 
 
@@ -257,6 +263,22 @@ def _description_warnings(description: str, block: str, path: str) -> list[LintW
             )
         ]
     return []
+
+
+def _allowed_tools_list(tools: list[str], block: str, path: str) -> LintWarning:
+    """Agent Skills, `allowed-tools`: "Accepts either: A space-delimited string; A YAML sequence of strings" now,
+    "A space-delimited list of tools" before: a list is served, but a host written to the earlier text may refuse it."""
+    joined = " ".join(tools)
+    shown = joined if len(joined) <= 60 else joined[:60] + "..."
+    return LintWarning(
+        path,
+        _field_line(block, "allowed-tools"),
+        None,
+        "allowed-tools-list",
+        "allowed-tools is a YAML list; the Agent Skills spec accepts that only since a later revision, "
+        "and hosts that expect its space-delimited string may reject or misread it",
+        f"write it as one string: allowed-tools: {shown}",
+    )
 
 
 def _field_line(block: str, key: str) -> int | None:

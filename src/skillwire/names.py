@@ -31,7 +31,7 @@ _REG_NAME = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=]+")
 def name_problem(name: object) -> str | None:
     """Why `name` is not a valid Agent Skills name, or None if it is."""
     if not isinstance(name, str):
-        return f"name must be a string, not {_json_type(name)}"
+        return f"name must be a string, not {json_type(name)}"
     if not name:
         return "name is empty"
     if len(name) > MAX_NAME_LENGTH:
@@ -59,7 +59,7 @@ def check_skill_name(name: object, *, path: str | None = None, line: int | None 
 def description_problem(description: object) -> str | None:
     """Why `description` is not a valid Agent Skills description, or None if it is."""
     if not isinstance(description, str):
-        return f"description must be a string, not {_json_type(description)}"
+        return f"description must be a string, not {json_type(description)}"
     if not description.strip():
         return "description is empty; say what the skill does and when to use it"
     if len(description) > MAX_DESCRIPTION_LENGTH:
@@ -72,7 +72,8 @@ def is_reg_name(segment: str) -> bool:
     return _REG_NAME.fullmatch(segment) is not None
 
 
-def _json_type(value: object) -> str:
+def json_type(value: object) -> str:
+    """How a JSON value's type reads in a message: 'a list', 'a number', 'null'."""
     if value is None:
         return "null"
     if isinstance(value, bool):

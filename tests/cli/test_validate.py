@@ -15,7 +15,10 @@ from pathlib import Path
 import pytest
 
 from skillwire.cli.main import main
+from skillwire.cli.validate import FIXES
+from skillwire.fields import ALLOWED_TOOLS_FORMAT, COMPATIBILITY_FORMAT, LICENSE_FORMAT, METADATA_FORMAT
 from skillwire.sources.filesystem import FolderSource
+from tests.support.kdense import write_kdense_tree
 from tests.support.servers import EXAMPLE_SKILLS
 
 
@@ -157,3 +160,63 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(monkeypatch: pytest.Mo
         stdout.close()
     assert status == 141
     assert stderr.getvalue() == ""
+
+
+def test_kdense_metadata_lists_are_refused_with_rule_and_fix_in_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """K-Dense's rowan and markdown-mermaid-writing: metadata values that are lists were reported as 'ok'."""
+    root = write_kdense_tree(tmp_path / "skills")
+    code, out = _run(capsys, str(root))
+    assert code == 1
+    assert out.splitlines()[0].startswith("1 skill ok, 2 refused")
+    assert "[metadata-format] 2" in out
+    assert "(2) metadata … is a list; metadata values must be strings" in out  # the two messages, grouped
+    assert f"{root / 'rowan' / 'SKILL.md'}:2" in out
+    assert f"{root / 'markdown-mermaid-writing' / 'SKILL.md'}:2" in out
+    assert f"fix: {FIXES['metadata-format']}" in out
+    assert "quote numbers and booleans, join a list into one string" in out
+
+
+def test_kdense_metadata_lists_are_refused_with_rule_and_fix_in_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same refusals in `--format json`: rule, message and fix per skill."""
+    root = write_kdense_tree(tmp_path / "skills")
+    code, out = _run(capsys, str(root), "--format", "json")
+    assert code == 1
+    report = json.loads(out)
+    refused = {Path(r["path"]).parent.name: r for r in report["refused"]}
+    assert set(refused) == {"rowan", "markdown-mermaid-writing"}
+    assert refused["rowan"]["message"] == "metadata 'trigger-keywords' is a list; metadata values must be strings"
+    assert refused["markdown-mermaid-writing"]["message"].startswith("metadata 'skill-contributors' is a list")
+    for r in refused.values():
+        assert (r["rule"], r["fix"], r["skill"]) == ("metadata-format", FIXES["metadata-format"], True)
+    assert [s["uri"] for s in report["skills"]] == ["skill://good/SKILL.md"]
+    # markdown-mermaid-writing's list-valued allowed-tools is allowed, but warned about
+    warned = [w for w in report["warnings"] if w["rule"] == "allowed-tools-list"]
+    assert len(warned) == 1
+    assert warned[0]["fix"] == "write it as one string: allowed-tools: Read Write Edit Bash"
+
+
+def test_every_optional_field_rule_has_its_fix_in_the_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each new rule reaches `validate` with the fix held beside it in `skillwire.fields`."""
+    cases = {
+        "lic": "license: [MIT]\n",
+        "compat": f"compatibility: {'x' * 501}\n",
+        "meta": "metadata:\n  skills_count: 28\n",
+        "tools": "allowed-tools: {Read: true}\n",
+    }
+    for folder, extra in cases.items():
+        _write_skill(tmp_path, folder, f"name: {folder}\ndescription: D\n{extra}")
+    code, out = _run(capsys, str(tmp_path), "--format", "json")
+    assert code == 1
+    got = {Path(r["path"]).parent.name: (r["rule"], r["fix"]) for r in json.loads(out)["refused"]}
+    assert got == {
+        "lic": ("license-format", LICENSE_FORMAT.fix),
+        "compat": ("compatibility-format", COMPATIBILITY_FORMAT.fix),
+        "meta": ("metadata-format", METADATA_FORMAT.fix),
+        "tools": ("allowed-tools-format", ALLOWED_TOOLS_FORMAT.fix),
+    }

@@ -75,7 +75,7 @@ async def test_a_hidden_skill_is_never_rechecked_on_disk_or_rebuilt_even_when_it
         calls: dict[str, Callable[[str], Awaitable[dict[str, Any]]]] = {
             "get": lambda u: service.get_skill(u, modern=True, scope=scope),
             "read": lambda u: service.read_resource(u, modern=True, scope=scope),
-            "dir": lambda u: service.read_directory(u, None, scope=scope),
+            "dir": lambda u: service.read_directory(u, None, modern=True, scope=scope),
         }
         with pytest.raises(MCPError) as hidden:
             await calls[method](uri)

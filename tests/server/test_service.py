@@ -101,9 +101,9 @@ async def test_errors_name_the_problem(tmp_path: Path) -> None:
         assert info.value.code == -32602
         assert message in info.value.message
     with pytest.raises(MCPError, match="is not a directory resource"):
-        await service.read_directory("skill://alpha/SKILL.md", None)
+        await service.read_directory("skill://alpha/SKILL.md", None, modern=True)
     with pytest.raises(MCPError, match="No directory is served"):
-        await service.read_directory("skill://alpha/nope", None)
+        await service.read_directory("skill://alpha/nope", None, modern=True)
     with pytest.raises(MCPError, match="Invalid cursor"):
         service.list_skills("bogus", modern=True)
     with pytest.raises(MCPError, match=r"params\.cursor must be a string"):

@@ -24,7 +24,7 @@ def make_catalog(root: Path) -> None:
     for name in ("alpha", "beta"):
         folder = root / "team" / name
         (folder / "scripts").mkdir(parents=True)
-        (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: Does {name}\nmetadata:\n  n: 1.5\n---\n")
+        (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: Does {name}\nextra:\n  n: 1.5\n---\n")
         (folder / "scripts" / "run.py").write_text("print('hi')\n")
         (folder / "notes").write_bytes(b"plain text, no extension\n")
         (folder / "blob").write_bytes(b"\x00\x01binary")

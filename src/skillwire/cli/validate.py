@@ -25,6 +25,7 @@ from typing import Any, TextIO
 
 from skillwire.catalog import Catalog
 from skillwire.cli.output import Styled, Terminal, say_json
+from skillwire.fields import RULES as OPTIONAL_FIELD_RULES
 from skillwire.lint import LintWarning, lint_skill_md
 from skillwire.sources.filesystem import FolderSource, shown_name
 from skillwire.sources.ignore import IGNORE_FILE
@@ -67,6 +68,7 @@ FIXES: dict[str, str] = {
     "description-format": "make 'description' a string of 1-1024 characters",
     "limit-files": "split the skill, or ignore build output in .skillignore",
     "limit-size": "split the skill, or move large assets out of it",
+    **{rule.id: rule.fix for rule in OPTIONAL_FIELD_RULES},  # license, compatibility, metadata, allowed-tools
 }
 
 

@@ -107,7 +107,9 @@ class SkillsExtension(Extension):
         return await self.service.get_skill(params.uri, modern=_modern(ctx), scope=await self._scope())
 
     async def _directory_read(self, ctx: ServerRequestContext[Any, Any], params: DirectoryReadParams) -> HandlerResult:
-        return await self.service.read_directory(params.uri, params.cursor, scope=await self._scope())
+        return await self.service.read_directory(
+            params.uri, params.cursor, modern=_modern(ctx), scope=await self._scope()
+        )
 
     async def _resources_read(
         self, ctx: ServerRequestContext[Any, Any], params: ReadResourceRequestParams

@@ -31,7 +31,7 @@ import anyio
 import anyio.to_thread
 from mcp.shared.exceptions import MCPError
 
-from skillwire.catalog import Catalog, InvalidCursor, Refusal
+from skillwire.catalog import Catalog, DirectoryChild, InvalidCursor, Refusal, ServedFile
 from skillwire.errors import InvalidSkillUri
 from skillwire.manifest import Skill
 from skillwire.scoped_catalog import ScopedCatalog
@@ -200,24 +200,20 @@ class SkillService:
     def list_resources(self, cursor: object, *, modern: bool, scope: Visibility | None = None) -> dict[str, Any]:
         catalog = self.view(self._catalog, scope)
         page = _paged(lambda c: catalog.files_page(c, self.options.page_size), cursor)
-        resources: list[dict[str, Any]] = []
-        for served in page.items:
-            f = served.file
-            item: dict[str, Any] = {"uri": f.uri, "name": f.rel_path.rsplit("/", 1)[-1], "mimeType": f.mime_type}
-            if served.is_skill_md:
-                skill = catalog.skill(f.uri)
-                assert skill is not None
-                item["name"] = skill.frontmatter["name"]
-                item["description"] = skill.frontmatter["description"]
-            item["size"] = f.size
-            resources.append(item)
-        result: dict[str, Any] = {"resources": resources}
+        result: dict[str, Any] = {"resources": [file_resource(served, catalog) for served in page.items]}
         if page.next_cursor is not None:
             result["nextCursor"] = page.next_cursor
         return self._cacheable(result, modern, scope)
 
-    async def read_directory(self, uri: object, cursor: object, *, scope: Visibility | None = None) -> dict[str, Any]:
-        """A live view of a directory: the enclosing skill's folder is re-checked first, as for skills/get."""
+    async def read_directory(
+        self, uri: object, cursor: object, *, modern: bool, scope: Visibility | None = None
+    ) -> dict[str, Any]:
+        """A live view of a directory: the enclosing skill's folder is re-checked first, as for skills/get.
+
+        Files carry the Resource metadata resources/list gives them (`file_resource`); on 2026-07-28 the result
+        carries ttlMs and cacheScope too (the spec does not ask for them here, but the TS SDK and the Inspector
+        reject a result without them).
+        """
         canonical = _require_uri(uri, what="directory")
         current = self._catalog
         catalog = self.view(await self._fresh(current, self.view(current, scope).skills_enclosing(canonical)), scope)
@@ -226,12 +222,10 @@ class SkillService:
                 raise MCPError(INVALID_PARAMS, f"{canonical} is not a directory resource", {"uri": canonical})
             raise MCPError(INVALID_PARAMS, f"No directory is served at {_show(uri)}", {"uri": _show(uri)})
         page = _paged(lambda c: catalog.children_page(canonical, c, self.options.page_size), cursor)
-        result: dict[str, Any] = {
-            "resources": [{"uri": k.uri, "name": k.name, "mimeType": k.mime_type} for k in page.items]
-        }
+        result: dict[str, Any] = {"resources": [_child_resource(k, catalog) for k in page.items]}
         if page.next_cursor is not None:
             result["nextCursor"] = page.next_cursor
-        return result
+        return self._cacheable(result, modern, scope)
 
     def serves(self, uri: object) -> bool:
         """True if `uri` is a skill:// URI (served or not): the requests this service answers."""
@@ -266,6 +260,31 @@ class SkillService:
             logger.info("%s changed on disk since it was indexed; rebuilding the catalog", canonical)
             await self.rebuild(seen_generation=catalog.generation, paths=[served.location])
         raise MCPError(INTERNAL_ERROR, f"{canonical} keeps changing on disk; try again", {"uri": canonical})
+
+
+def file_resource(served: ServedFile, catalog: Listing) -> dict[str, Any]:
+    """A served file's Resource metadata, alike in resources/list and resources/directory/read.
+
+    Spec, Resource Metadata: for each SKILL.md, "name SHOULD be set from the name field of the SKILL.md YAML
+    frontmatter" and "description SHOULD be set from the description field". Spec, Directory Resources: in a
+    directory read "Files carry their ordinary Resource metadata".
+    """
+    f = served.file
+    item: dict[str, Any] = {"uri": f.uri, "name": f.rel_path.rsplit("/", 1)[-1], "mimeType": f.mime_type}
+    skill = catalog.skill(f.uri) if served.is_skill_md else None
+    if skill is not None:
+        item["name"] = skill.frontmatter["name"]
+        item["description"] = skill.frontmatter["description"]
+    item["size"] = f.size
+    return item
+
+
+def _child_resource(child: DirectoryChild, catalog: Listing) -> dict[str, Any]:
+    """A directory read's entry: a subdirectory as a directory resource, a file as `file_resource` gives it."""
+    served = None if child.is_directory else catalog.file(child.uri)
+    if served is None:
+        return {"uri": child.uri, "name": child.name, "mimeType": child.mime_type}
+    return file_resource(served, catalog)
 
 
 def _contents(uri: str, mime_type: str, data: bytes) -> dict[str, Any]:

@@ -51,6 +51,7 @@ from typing import Any
 from skillwire.catalog import Catalog, Refusal
 from skillwire.display import terminal_safe
 from skillwire.errors import FrontmatterError, SkillError
+from skillwire.fields import optional_field_problem
 from skillwire.frontmatter import parse_skill_md
 from skillwire.manifest import Skill, SkillFile, check_limits
 from skillwire.mime import DEFAULT_MIME_TYPE, mime_type_for
@@ -1388,6 +1389,9 @@ def _check_frontmatter(fm: dict[str, Any], line: int, skill_path: tuple[str, ...
     problem = description_problem(fm["description"])
     if problem is not None:
         raise SkillError(problem, rule="description-format", path=SKILL_FILE, line=line)
+    field_problem = optional_field_problem(fm)  # license, compatibility, metadata, allowed-tools
+    if field_problem is not None:
+        raise SkillError(field_problem.message, rule=field_problem.rule.id, path=SKILL_FILE, line=line)
 
 
 def _rel_of(f: _FileRecord) -> str:
