@@ -49,8 +49,10 @@ class PolledLines:
         return self
 
     async def __anext__(self) -> str:
+        searched = 0  # what is already known to hold no newline: a long line is not searched again per chunk
         while True:
-            end = self._pending.find("\n")
+            end = self._pending.find("\n", searched)
+            searched = len(self._pending)
             if end >= 0:
                 line, self._pending = self._pending[: end + 1], self._pending[end + 1 :]
                 return line
