@@ -12,9 +12,11 @@ check. Exit status 1 if anything failed.
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import shlex
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -69,6 +71,16 @@ def refuse_bare_address(text: str, *, option: str) -> None:
         raise UsageError(f"{option} {text!r} is neither a URL nor a command; did you mean {url} ?")
 
 
+@asynccontextmanager
+async def connect_within(timeout: float, target: str | list[str], **options: Any) -> AsyncIterator[SkillsClient]:
+    """`SkillsClient.connect` with its whole setup bounded by `timeout` (the SDK's own `server/discover` probe
+    waits 10 s, whatever the read timeout), and each request after it by `timeout` too."""
+    with anyio.fail_after(timeout) as setup:
+        async with SkillsClient.connect(target, read_timeout_seconds=timeout, **options) as client:
+            setup.deadline = math.inf  # connected: from here each request has its own timeout
+            yield client
+
+
 def call_server(shown: str, func: Callable[..., Awaitable[T]], *args: Any) -> T:
     """Run `func(*args)` under anyio; turn the SDK's exception groups into one clear error (the adapter edge)."""
     try:
@@ -86,6 +98,8 @@ def call_server(shown: str, func: Callable[..., Awaitable[T]], *args: Any) -> T:
         raise
     except MCPError as err:
         raise SkillwireError(f"{shown}: the server answered with an error: {err}") from None
+    except TimeoutError:
+        raise SkillwireError(f"{shown}: no answer while connecting (--timeout SECONDS waits longer)") from None
     except OSError as err:
         raise SkillwireError(f"cannot reach {shown}: {err or type(err).__name__}") from None
 
@@ -158,10 +172,10 @@ async def _inspect(
     verify: bool,
     limits: ClientLimits,
     headers: dict[str, str] | None = None,
-    timeout: float | None = DEFAULT_TIMEOUT_S,
+    timeout: float = DEFAULT_TIMEOUT_S,
 ) -> _Report:
     report = _Report()
-    async with SkillsClient.connect(target, limits=limits, headers=headers, read_timeout_seconds=timeout) as client:
+    async with connect_within(timeout, target, limits=limits, headers=headers) as client:
         report.server = {
             "name": client.server_name,
             "version": client.server_version,

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from skillwire.cli.inspect import call_server, headers_from, server_target, verify_entry
+from skillwire.cli.inspect import call_server, connect_within, headers_from, server_target, verify_entry
 from skillwire.cli.output import say
-from skillwire.client.session import DEFAULT_TIMEOUT_S, SkillsClient
+from skillwire.client.session import DEFAULT_TIMEOUT_S
 from skillwire.errors import SkillwireError
 from skillwire.host.agent_paths import (
     SKILL_DISCOVERY_FOLDERS,
@@ -98,14 +98,14 @@ async def _fetch(
     force: bool,
     *,
     headers: dict[str, str] | None = None,
-    timeout: float | None = DEFAULT_TIMEOUT_S,
+    timeout: float = DEFAULT_TIMEOUT_S,
 ) -> tuple[dict[str, bytes], SkillEntry, str | None, str | None]:
     """The verified bytes of every file of the skill, by relative path, or why the skill cannot be pulled.
 
     A refusal is returned, not raised: raised inside the connection it would reach the user wrapped
     in the SDK's task-group exception. Paths are judged before any file is read.
     """
-    async with SkillsClient.connect(target, headers=headers, read_timeout_seconds=timeout) as client:
+    async with connect_within(timeout, target, headers=headers) as client:
         entry = await client.get_entry(uri)
         if isinstance(entry.resources, str):
             return {}, entry, client.server_name, f"{uri} is a dynamic skill: it has no manifest to verify against"

@@ -22,6 +22,7 @@ in a task of the host's own task group: open the host with `async with`.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -272,12 +273,15 @@ class Host:
         """
         server: _Server | None = None
         try:
-            async with SkillsClient.connect(
-                target, limits=self.limits, auth=auth, headers=headers, read_timeout_seconds=read_timeout_seconds
-            ) as client:
-                server = _Server(label, client)
-                task_status.started(server)
-                await server.close.wait()
+            # The whole setup is bounded too: the SDK's server/discover probe has its own fixed 10 s timeout.
+            with anyio.fail_after(read_timeout_seconds) as setup:
+                async with SkillsClient.connect(
+                    target, limits=self.limits, auth=auth, headers=headers, read_timeout_seconds=read_timeout_seconds
+                ) as client:
+                    setup.deadline = math.inf  # connected: from here each request has its own timeout
+                    server = _Server(label, client)
+                    task_status.started(server)
+                    await server.close.wait()
         except Exception as err:
             if server is None:
                 raise  # not connected yet: `start` hands the error to `add_server`
@@ -636,4 +640,6 @@ def _describe(err: BaseException) -> str:
     """The innermost useful message of a connection failure (SDK errors arrive wrapped in exception groups)."""
     while isinstance(err, BaseExceptionGroup) and err.exceptions:
         err = err.exceptions[0]
+    if isinstance(err, TimeoutError):
+        return "no answer while connecting (the read timeout passed)"
     return str(err) or type(err).__name__
