@@ -2,8 +2,8 @@
 
 skillwire choices (the command line is ours): the catalog shows every skill by its
 handle (`label:name`); `--load --yes --read` prints origin-tagged content; a load the
-user does not approve, a bad `--server` value and an unreachable server are each one
-clear line on stderr, exit status 1, no traceback. The prompt shows what the spec's
+user does not approve, a bad `--server` value (exit status 2) and an unreachable server (exit status 1) are each one
+clear line on stderr, no traceback. The prompt shows what the spec's
 Content-bound approval binds (handle, origin, files) and asks for each permission grant.
 """
 
@@ -17,6 +17,7 @@ import sys
 import anyio
 import pytest
 
+from skillwire.cli.main import main
 from skillwire.cli.prompt import TerminalPrompt
 from skillwire.host.approvals import ContentChange, SkillApprovalRequest
 from skillwire.host.entry import parse_entry
@@ -85,12 +86,21 @@ def test_end_of_input_at_the_prompt_is_a_no(server: HttpServer) -> None:
         ("docs=", "skillwire: error: --server wants LABEL=URL or LABEL=COMMAND, not 'docs='"),
         ("Bad Label=http://127.0.0.1:1/mcp", "skillwire: error: server label 'Bad Label' must be"),
         ("docs=python 'unclosed", "skillwire: error: --server docs: cannot split the command"),
+        ("docs=localhost:8000", "did you mean http://localhost:8000/mcp ?"),
     ],
 )
-def test_a_bad_server_value_is_one_line(value: str, message: str) -> None:
-    run = _host("--server", value)
-    _assert_one_error_line(run, message)
-    assert run.stdout == ""
+def test_a_bad_server_value_is_one_line_and_exit_2(
+    value: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A malformed --server (a bare HOST:PORT included) is a usage error: one line, exit 2, nothing started."""
+    assert main(["host", "--server", value]) == 2
+    captured = capsys.readouterr()
+    stderr = captured.err
+    assert "Traceback" not in stderr, stderr
+    lines = [line for line in stderr.splitlines() if line.startswith("skillwire:")]
+    assert len(lines) == 1, f"expected one error line, got:\n{stderr}"
+    assert message in lines[0], lines[0]
+    assert captured.out == ""
 
 
 def test_a_stdio_command_is_a_server() -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from skillwire.cli.main import main
 from tests.support.servers import http_server, serve_command
 
 RUN_TIMEOUT_S = 60.0
@@ -77,14 +78,17 @@ def test_quiet_prints_no_summary(tree: Path) -> None:
         ("127.0.0.1:-1", "--http port must be between 0 and 65535, not -1"),
     ],
 )
-def test_bad_http_value_is_one_line_and_exit_1(tree: Path, value: str, message: str) -> None:
-    run = _serve(str(tree), "--http", value, cwd=tree.parent)
-    assert run.returncode == 1, run.stderr
-    lines = run.stderr.splitlines()
-    assert len(lines) == 1, f"expected one line, got:\n{run.stderr}"
+def test_bad_http_value_is_one_line_and_exit_2(
+    tree: Path, value: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A malformed --http is a usage error: one line, exit status 2 (as argparse's), checked in-process."""
+    assert main(["serve", str(tree), "--http", value]) == 2
+    stderr = capsys.readouterr().err
+    lines = stderr.splitlines()
+    assert len(lines) == 1, f"expected one line, got:\n{stderr}"
     assert lines[0].startswith("skillwire: error: "), lines[0]
     assert message in lines[0]
-    assert "Traceback" not in run.stderr
+    assert "Traceback" not in stderr
 
 
 def test_an_address_that_cannot_be_bound_is_one_error_line(tree: Path) -> None:

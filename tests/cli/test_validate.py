@@ -125,10 +125,12 @@ def test_hundreds_of_refusals_are_grouped(tmp_path: Path, capsys: pytest.Capture
     assert out.count("SKILL.md:2") == 200
 
 
-def test_a_missing_path_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out = _run(capsys, str(tmp_path / "missing"))
-    assert code == 1
-    assert "[root-missing]" in out
+def test_a_missing_path_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Nothing to check at all is exit 2 with one line (issue 11); a missing root beside good ones is a refusal."""
+    assert main(["validate", str(tmp_path / "missing")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "missing: root folder cannot be opened" in captured.err
 
 
 def test_files_the_server_leaves_out_are_warned_about(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

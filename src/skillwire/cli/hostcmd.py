@@ -9,7 +9,8 @@ from pathlib import Path
 import anyio
 
 from skillwire.cache.store import SkillCache
-from skillwire.cli.inspect import headers_from, limits_from
+from skillwire.cli.errors import UsageError
+from skillwire.cli.inspect import headers_from, limits_from, refuse_bare_address
 from skillwire.cli.output import err, say
 from skillwire.cli.prompt import TerminalPrompt
 from skillwire.client.host import Host, IncompleteListing
@@ -69,7 +70,12 @@ async def _run(
     async with Host(prompt=prompt, approvals=store, cache=cache, limits=limits_from(args)) as host:
         for label, target in servers:
             try:
-                await host.add_server(label, target, headers=headers if isinstance(target, str) else None)
+                await host.add_server(
+                    label,
+                    target,
+                    headers=headers if isinstance(target, str) else None,
+                    read_timeout_seconds=args.timeout,
+                )
             except (SkillwireError, OSError) as error:
                 err(f"skillwire: server {label!r} ({_shown(target)}) is unusable: {error}")
                 status = 1
@@ -118,6 +124,7 @@ def _server_arg(text: str) -> tuple[str, str | list[str]]:
         raise _usage(str(err)) from None
     if target.startswith(("http://", "https://")):
         return label, target
+    refuse_bare_address(target, option=f"--server {label}:")
     try:
         argv = shlex.split(target)
     except ValueError as err:
@@ -129,5 +136,5 @@ def _shown(target: str | list[str]) -> str:
     return target if isinstance(target, str) else shlex.join(target)
 
 
-def _usage(message: str) -> SkillwireError:
-    return SkillwireError(message)
+def _usage(message: str) -> UsageError:
+    return UsageError(message)

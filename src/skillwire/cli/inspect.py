@@ -12,39 +12,73 @@ check. Exit status 1 if anything failed.
 from __future__ import annotations
 
 import argparse
+import math
+import re
 import shlex
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import anyio
 from mcp.shared.exceptions import MCPError
 
+from skillwire.cli.errors import UsageError
 from skillwire.cli.output import err, say, say_json
 from skillwire.client.credentials import first_token, parse_header
-from skillwire.client.session import SkillsClient
+from skillwire.client.session import DEFAULT_TIMEOUT_S, SkillsClient
 from skillwire.display import clip, terminal_safe
 from skillwire.errors import SkillwireError, VerificationError
 from skillwire.host.entry import SkillEntry
 from skillwire.host.limits import DEFAULT_LIMITS, ClientLimits
 from skillwire.host.verify import verify_bytes, verify_frontmatter
 
-__all__ = ["Failure", "call_server", "headers_from", "limits_from", "run_inspect", "server_target", "verify_entry"]
+__all__ = [
+    "Failure",
+    "call_server",
+    "headers_from",
+    "limits_from",
+    "refuse_bare_address",
+    "run_inspect",
+    "server_target",
+    "verify_entry",
+]
 
 T = TypeVar("T")
 
+# HOST:PORT with nothing else: a name or an IPv4 address, or a bracketed IPv6 one, then digits (and maybe a path).
+_HOST_PORT = re.compile(r"(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]):[0-9]{1,5}(?:/\S*)?")
 
-def server_target(text: str) -> str | list[str]:
-    """A SERVER argument: a URL as is, anything else split as a command line."""
+
+def server_target(text: str, *, option: str = "SERVER") -> str | list[str]:
+    """A SERVER argument: a URL as is, anything else split as a command line (a bare HOST:PORT is a usage error)."""
     if text.startswith(("http://", "https://")):
         return text
+    refuse_bare_address(text, option=option)
     try:
         argv = shlex.split(text)
     except ValueError as err:
-        raise SkillwireError(f"cannot split the server command {text!r}: {err}") from None
+        raise UsageError(f"cannot split the server command {text!r}: {err}") from None
     if not argv:
-        raise SkillwireError("SERVER is empty; give an http(s) URL or a command that starts a stdio server")
+        raise UsageError("SERVER is empty; give an http(s) URL or a command that starts a stdio server")
     return argv
+
+
+def refuse_bare_address(text: str, *, option: str) -> None:
+    """A bare HOST:PORT (`localhost:8000`) is not a command anyone means to run: a usage error naming the URL."""
+    if _HOST_PORT.fullmatch(text):
+        url = f"http://{text}" if "/" in text else f"http://{text}/mcp"
+        raise UsageError(f"{option} {text!r} is neither a URL nor a command; did you mean {url} ?")
+
+
+@asynccontextmanager
+async def connect_within(timeout: float, target: str | list[str], **options: Any) -> AsyncIterator[SkillsClient]:
+    """`SkillsClient.connect` with its whole setup bounded by `timeout` (the SDK's own `server/discover` probe
+    waits 10 s, whatever the read timeout), and each request after it by `timeout` too."""
+    with anyio.fail_after(timeout) as setup:
+        async with SkillsClient.connect(target, read_timeout_seconds=timeout, **options) as client:
+            setup.deadline = math.inf  # connected: from here each request has its own timeout
+            yield client
 
 
 def call_server(shown: str, func: Callable[..., Awaitable[T]], *args: Any) -> T:
@@ -64,6 +98,8 @@ def call_server(shown: str, func: Callable[..., Awaitable[T]], *args: Any) -> T:
         raise
     except MCPError as err:
         raise SkillwireError(f"{shown}: the server answered with an error: {err}") from None
+    except TimeoutError:
+        raise SkillwireError(f"{shown}: no answer while connecting (--timeout SECONDS waits longer)") from None
     except OSError as err:
         raise SkillwireError(f"cannot reach {shown}: {err or type(err).__name__}") from None
 
@@ -98,7 +134,7 @@ def run_inspect(args: argparse.Namespace) -> int:
     target = server_target(args.server)
     limits = limits_from(args)
     headers = headers_from(args, target)
-    report = call_server(args.server, _inspect, target, args.verify, limits, headers)
+    report = call_server(args.server, _inspect, target, args.verify, limits, headers, args.timeout)
     if report.cutoff is not None:
         err(f"skillwire: the skill listing of {args.server} is incomplete: {report.cutoff}")
     if args.json:
@@ -116,12 +152,12 @@ def headers_from(args: argparse.Namespace, target: str | list[str] | None = None
     token_file = getattr(args, "token_file", None)
     if token_file is not None:
         if any(name.lower() == "authorization" for name in headers):
-            raise SkillwireError("give --token-file or an Authorization --header, not both")
+            raise UsageError("give --token-file or an Authorization --header, not both")
         headers["Authorization"] = f"Bearer {first_token(token_file)}"
     if not headers:
         return None
     if isinstance(target, list):
-        raise SkillwireError("--token-file and --header apply to http(s) servers, not to a command")
+        raise UsageError("--token-file and --header apply to http(s) servers, not to a command")
     return headers
 
 
@@ -132,10 +168,14 @@ def limits_from(args: argparse.Namespace) -> ClientLimits:
 
 
 async def _inspect(
-    target: str | list[str], verify: bool, limits: ClientLimits, headers: dict[str, str] | None = None
+    target: str | list[str],
+    verify: bool,
+    limits: ClientLimits,
+    headers: dict[str, str] | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
 ) -> _Report:
     report = _Report()
-    async with SkillsClient.connect(target, limits=limits, headers=headers) as client:
+    async with connect_within(timeout, target, limits=limits, headers=headers) as client:
         report.server = {
             "name": client.server_name,
             "version": client.server_version,

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 # each command's handler imports what it needs (tests/test_lazy_imports.py checks).
 import skillwire
 from skillwire.catalog import Catalog, Refusal
+from skillwire.cli.errors import CliError, UsageError, nothing_found
 from skillwire.cli.output import SafeFormatter, err, say
 from skillwire.errors import AuthenticationRequired, SkillwireError
 from skillwire.server.defaults import DEFAULT_CACHE_SCOPE, DEFAULT_PAGE_SIZE, DEFAULT_TTL_MS
@@ -40,10 +41,6 @@ if TYPE_CHECKING:
 
 PROG = "skillwire"
 HOW_TO_SEND_A_TOKEN = "; pass it with --token-file FILE or --header 'Authorization: Bearer TOKEN'"
-
-
-class CliError(Exception):
-    """A failure to report as one line, without a traceback."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -82,7 +79,7 @@ def _run(args: argparse.Namespace) -> int:
         err(f"{PROG}: error: {header}")
         for line in details:
             err(line)
-        return 1
+        return error.status if isinstance(error, CliError) else 1
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
@@ -133,8 +130,10 @@ def _parser() -> argparse.ArgumentParser:
     mode = serve.add_mutually_exclusive_group()
     mode.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP at http://HOST:PORT/mcp (port 0: any)")
     mode.add_argument("--stdio", action="store_true", help="serve one client on stdin/stdout (the default)")
-    serve.add_argument("--page-size", type=int, default=DEFAULT_PAGE_SIZE, help="entries per page (default 100)")
-    serve.add_argument("--ttl-ms", type=int, default=DEFAULT_TTL_MS, help="cache hint ttlMs (default 300000)")
+    serve.add_argument(
+        "--page-size", type=_page_size, default=DEFAULT_PAGE_SIZE, help="entries per page, 1-10000 (default 100)"
+    )
+    serve.add_argument("--ttl-ms", type=_ttl_ms, default=DEFAULT_TTL_MS, help="cache hint ttlMs (default 300000)")
     serve.add_argument(
         "--cache-scope", choices=("public", "private"), default=DEFAULT_CACHE_SCOPE, help="default public"
     )
@@ -200,6 +199,7 @@ def _parser() -> argparse.ArgumentParser:
     host.add_argument("--approvals", metavar="FILE", help="persist approvals in this JSON file")
     host.add_argument("--cache", metavar="DIR", help="cache verified skill files here (default: no disk cache)")
     _max_pages_option(host)
+    _timeout_option(host)
     host.set_defaults(func=_host)
 
     validate = sub.add_parser(
@@ -226,6 +226,7 @@ def _parser() -> argparse.ArgumentParser:
     inspect.add_argument("--json", action="store_true", help="print JSON")
     inspect.add_argument("--verify", action="store_true", help="read every file and check it against the manifest")
     _max_pages_option(inspect)
+    _timeout_option(inspect)
     inspect.set_defaults(func=_inspect)
 
     pull = sub.add_parser(
@@ -243,6 +244,7 @@ def _parser() -> argparse.ArgumentParser:
     pull.add_argument(
         "--force", action="store_true", help="allow agent configuration: DEST in an agent folder, files like CLAUDE.md"
     )
+    _timeout_option(pull)
     pull.set_defaults(func=_pull)
     return parser
 
@@ -348,6 +350,35 @@ def _max_pages_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _page_size(text: str) -> int:
+    """--page-size: a whole number from 1 to 10000 (argparse names the flag in its error)."""
+    number = _positive_int(text)
+    if number > 10_000:
+        raise argparse.ArgumentTypeError(f"{text!r} is more than 10000")
+    return number
+
+
+def _ttl_ms(text: str) -> int:
+    """--ttl-ms: a whole number of milliseconds, 0 or more."""
+    try:
+        number = int(text)
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of 0 or more")
+    return number
+
+
+def _timeout_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=30.0,
+        metavar="SECONDS",
+        help="give up on a server that does not answer a request (connecting included) in SECONDS (default 30)",
+    )
+
+
 def _positive_int(text: str) -> int:
     try:
         number = int(text)
@@ -396,7 +427,7 @@ def _serve(args: argparse.Namespace) -> int:
     # A bad --http value is a usage error: report it before scanning, so it is the only line printed.
     address = None if args.http is None else _host_port(args.http)
     if address is None and (args.auth_issuer or args.token_file or args.required_scope):
-        raise CliError("--auth-issuer, --token-file and --required-scope apply to --http only (stdio has no callers)")
+        raise UsageError("--auth-issuer, --token-file and --required-scope apply to --http only (stdio has no callers)")
     callers = None
     if args.scopes is not None:  # a bad policy is reported before scanning, as the only line
         from skillwire.server.scopes_file import PolicyFile
@@ -408,11 +439,14 @@ def _serve(args: argparse.Namespace) -> int:
         allowed = args.allow_unauthenticated
         refusal = bind_refusal(address[0], authenticated=authenticated, allow_unauthenticated=allowed)
         if refusal is not None:
-            raise CliError(refusal)
+            raise UsageError(refusal)
     progress = ProgressBar(sys.stderr) if not args.quiet and sys.stderr.isatty() else None
     source = FolderSource(args.paths, digest_cache=args.digest_cache, progress=progress)
     extension = SkillsExtension(SkillService(source, options), callers=callers)
     catalog = extension.service.catalog
+    nothing = nothing_found(catalog, args.paths)
+    if nothing is not None:
+        raise nothing
     if not args.quiet:
         print_summary(catalog, sys.stderr)
         if extension.service.restored:
@@ -423,7 +457,13 @@ def _serve(args: argparse.Namespace) -> int:
     )
     live.install(server)
     if address is None:
-        anyio.run(lambda: serve_stdio(server, live=live))
+        if sys.stdin.isatty() and not args.quiet:  # a person typed the command: say why nothing happens
+            err(
+                f"{PROG}: waiting for an MCP client on stdin (an MCP host launches this command); "
+                "Ctrl-C stops, --http HOST:PORT serves a browser and HTTP clients"
+            )
+        with contextlib.suppress(KeyboardInterrupt):
+            anyio.run(lambda: serve_stdio(server, live=live))
         return 0
     host, port = address
     try:
@@ -482,7 +522,7 @@ def _auth_config(args: argparse.Namespace, *, resource: str) -> AuthConfig | Non
 
     if args.auth_issuer is None and args.token_file is None:
         if args.required_scope:
-            raise CliError("--required-scope needs --auth-issuer or --token-file")
+            raise UsageError("--required-scope needs --auth-issuer or --token-file")
         return None
     try:
         return AuthConfig(
@@ -511,14 +551,14 @@ def _limits(args: argparse.Namespace, make: Any) -> Any:
 def _host_port(text: str) -> tuple[str, int]:
     host, sep, port = text.rpartition(":")
     if not sep or not host:
-        raise CliError(f"--http wants HOST:PORT, for example 127.0.0.1:8000, not {text!r}")
+        raise UsageError(f"--http wants HOST:PORT, for example 127.0.0.1:8000, not {text!r}")
     host = host.strip("[]")
     try:
         number = int(port)
     except ValueError:
-        raise CliError(f"--http port must be a number, not {port!r}") from None
+        raise UsageError(f"--http port must be a number, not {port!r}") from None
     if not 0 <= number <= 65535:
-        raise CliError(f"--http port must be between 0 and 65535, not {number}")
+        raise UsageError(f"--http port must be between 0 and 65535, not {number}")
     return host, number
 
 

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from skillwire.cli.inspect import call_server, headers_from, server_target, verify_entry
+from skillwire.cli.inspect import call_server, connect_within, headers_from, server_target, verify_entry
 from skillwire.cli.output import say
-from skillwire.client.session import SkillsClient
+from skillwire.client.session import DEFAULT_TIMEOUT_S
 from skillwire.errors import SkillwireError
 from skillwire.host.agent_paths import (
     SKILL_DISCOVERY_FOLDERS,
@@ -58,7 +58,8 @@ def run_pull(args: argparse.Namespace) -> int:
     # Agent paths are matched across the DEST boundary too: pulling `copilot-instructions.md` into `repo/.github`.
     placed = dest.expanduser().resolve().parts
     files, entry, server_name, refusal = call_server(
-        args.server, _fetch, target, args.skill_uri, placed, bool(args.force), headers
+        args.server,
+        lambda: _fetch(target, args.skill_uri, placed, bool(args.force), headers=headers, timeout=args.timeout),
     )
     if refusal:
         raise PullRefused(refusal)
@@ -91,14 +92,20 @@ def _check_dest(dest: Path, *, force: bool) -> None:
 
 
 async def _fetch(
-    target: str | list[str], uri: str, placed: Sequence[str], force: bool, headers: dict[str, str] | None = None
+    target: str | list[str],
+    uri: str,
+    placed: Sequence[str],
+    force: bool,
+    *,
+    headers: dict[str, str] | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
 ) -> tuple[dict[str, bytes], SkillEntry, str | None, str | None]:
     """The verified bytes of every file of the skill, by relative path, or why the skill cannot be pulled.
 
     A refusal is returned, not raised: raised inside the connection it would reach the user wrapped
     in the SDK's task-group exception. Paths are judged before any file is read.
     """
-    async with SkillsClient.connect(target, headers=headers) as client:
+    async with connect_within(timeout, target, headers=headers) as client:
         entry = await client.get_entry(uri)
         if isinstance(entry.resources, str):
             return {}, entry, client.server_name, f"{uri} is a dynamic skill: it has no manifest to verify against"

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from skillwire.catalog import Catalog
+from skillwire.cli.errors import nothing_found
 from skillwire.cli.output import Styled, Terminal, say_json
 from skillwire.fields import RULES as OPTIONAL_FIELD_RULES
 from skillwire.lint import LintWarning, lint_skill_md
@@ -34,6 +35,7 @@ from skillwire.sources.safe_open import read_regular
 MAX_SKILL_MD_BYTES = 8 << 20  # a SKILL.md larger than this is not linted (the frontmatter sits at its start anyway)
 
 SCHEMA_VERSION = 1
+_QUIET = frozenset({IGNORE_FILE, ".gitkeep"})  # left out on purpose: saying so would be noise
 PER_GROUP = 3  # example paths shown per message without -v
 
 # How to fix each refusal rule (the rule names are the server's; the message says what is wrong).
@@ -66,7 +68,7 @@ FIXES: dict[str, str] = {
     "name-mismatch": "make 'name' equal the folder name (or rename the folder)",
     "description-missing": "add 'description: what the skill does and when to use it'",
     "description-format": "make 'description' a string of 1-1024 characters",
-    "limit-files": "split the skill, or ignore build output in .skillignore",
+    "limit-files": "split the skill, or ignore build output in .skillwireignore",
     "limit-size": "split the skill, or move large assets out of it",
     **{rule.id: rule.fix for rule in OPTIONAL_FIELD_RULES},  # license, compatibility, metadata, allowed-tools
 }
@@ -74,7 +76,10 @@ FIXES: dict[str, str] = {
 
 def run_validate(args: argparse.Namespace) -> int:
     roots = [Path(p) for p in args.paths]
-    catalog = FolderSource(roots).scan()
+    catalog = FolderSource(roots, project_ignores=True).scan()  # a repo's .venv and node_modules hold no skills
+    nothing = nothing_found(catalog, args.paths)
+    if nothing is not None:
+        raise nothing
     warnings = _lint_all(catalog, roots) + _not_served(catalog)
     report = build_report(catalog, roots, warnings)
     status = 1 if report["summary"]["refused"] else 0
@@ -146,7 +151,8 @@ def _not_served(catalog: Catalog) -> list[LintWarning]:
     """Files and folders inside served skills that the server leaves out (built-in ignores, .skillwireignore).
 
     The catalog is the truth: whatever is on disk under a skill's folder but in no manifest is not served, so no
-    ignore rule is restated here.
+    ignore rule is restated here. A `.gitkeep` (and a folder holding nothing else) is left out on purpose: no
+    warning for it.
     """
     served: set[str] = set()
     skill_dirs: set[str] = set()
@@ -166,13 +172,19 @@ def _not_served(catalog: Catalog) -> list[LintWarning]:
                 if not any(s.startswith(path + os.sep) for s in served) and path not in seen:
                     dirs.remove(name)
                     seen.add(path)
-                    out.append(_ignored(path + os.sep, "folder"))
+                    if not _only_placeholders(path):
+                        out.append(_ignored(path + os.sep, "folder"))
             for name in files:
                 path = os.path.join(folder, name)
-                if name != IGNORE_FILE and path not in served and path not in seen and not os.path.islink(path):
+                if name not in _QUIET and path not in served and path not in seen and not os.path.islink(path):
                     seen.add(path)
                     out.append(_ignored(path, "file"))
     return out
+
+
+def _only_placeholders(folder: str) -> bool:
+    """True if `folder` holds no file but `.gitkeep` placeholders (at any depth): nothing anyone meant to serve."""
+    return all(name in _QUIET for _, _, files in os.walk(folder) for name in files)
 
 
 def _ignored(path: str, kind: str) -> LintWarning:

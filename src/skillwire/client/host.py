@@ -22,6 +22,7 @@ in a task of the host's own task group: open the host with `async with`.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -33,7 +34,7 @@ from anyio.abc import TaskGroup, TaskStatus
 from mcp.shared.exceptions import MCPError
 
 from skillwire.cache.store import SkillCache
-from skillwire.client.session import SkillsClient, Target
+from skillwire.client.session import DEFAULT_TIMEOUT_S, SkillsClient, Target
 from skillwire.errors import (
     AuthenticationRequired,
     ResponseTooLarge,
@@ -222,12 +223,14 @@ class Host:
         *,
         auth: httpx2.Auth | None = None,
         headers: Mapping[str, str] | None = None,
+        read_timeout_seconds: float | None = DEFAULT_TIMEOUT_S,
     ) -> None:
         """Connect to a server under a host-assigned label and list its skills (no file is read).
 
         `target` is what `SkillsClient.connect` takes: an http(s) URL, a stdio command line, or an
         in-process SDK server. `auth` / `headers` (a bearer token, say) go on every HTTP request to
         this server only; a server that wants a token raises `AuthenticationRequired`.
+        `read_timeout_seconds` bounds each request to it, the connection's own included.
         """
         check_label(label)
         if self._task_group is None:
@@ -235,7 +238,9 @@ class Host:
         if label in self._servers:
             raise HostError(f"a server is already connected as {label!r}")
         try:
-            server: _Server = await self._task_group.start(self._hold, label, target, auth, headers)
+            server: _Server = await self._task_group.start(
+                self._hold, label, target, auth, headers, read_timeout_seconds
+            )
         except AuthenticationRequired:
             raise
         except Exception as err:
@@ -257,6 +262,7 @@ class Host:
         target: Target,
         auth: httpx2.Auth | None,
         headers: Mapping[str, str] | None,
+        read_timeout_seconds: float | None,
         *,
         task_status: TaskStatus[_Server],
     ) -> None:
@@ -267,10 +273,15 @@ class Host:
         """
         server: _Server | None = None
         try:
-            async with SkillsClient.connect(target, limits=self.limits, auth=auth, headers=headers) as client:
-                server = _Server(label, client)
-                task_status.started(server)
-                await server.close.wait()
+            # The whole setup is bounded too: the SDK's server/discover probe has its own fixed 10 s timeout.
+            with anyio.fail_after(read_timeout_seconds) as setup:
+                async with SkillsClient.connect(
+                    target, limits=self.limits, auth=auth, headers=headers, read_timeout_seconds=read_timeout_seconds
+                ) as client:
+                    setup.deadline = math.inf  # connected: from here each request has its own timeout
+                    server = _Server(label, client)
+                    task_status.started(server)
+                    await server.close.wait()
         except Exception as err:
             if server is None:
                 raise  # not connected yet: `start` hands the error to `add_server`
@@ -629,4 +640,6 @@ def _describe(err: BaseException) -> str:
     """The innermost useful message of a connection failure (SDK errors arrive wrapped in exception groups)."""
     while isinstance(err, BaseExceptionGroup) and err.exceptions:
         err = err.exceptions[0]
+    if isinstance(err, TimeoutError):
+        return "no answer while connecting (the read timeout passed)"
     return str(err) or type(err).__name__

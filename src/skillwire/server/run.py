@@ -16,7 +16,7 @@ import logging
 import socket
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager, nullcontext
-from typing import Any
+from typing import Any, cast
 
 import uvicorn
 from mcp.server.lowlevel import Server
@@ -36,6 +36,7 @@ from skillwire.server.guard import HostOriginGuard, HostPolicy
 from skillwire.server.limits import ServeLimits
 from skillwire.server.service import SkillService
 from skillwire.server.sessions import SessionCap
+from skillwire.server.stdin import claimed_stdin
 from skillwire.server.watch import LiveReload
 
 logger = logging.getLogger(__name__)
@@ -58,7 +59,13 @@ def _running(live: LiveReload | None) -> AbstractAsyncContextManager[None]:
 
 async def serve_stdio(server: Server[Any], *, live: LiveReload | None = None) -> None:
     """Serve one client over this process's stdin/stdout until it disconnects (`live`: installed on `server`)."""
-    async with _running(live), stdio_server() as (read_stream, write_stream):
+    # Our own stdin reader where stdin can be polled: the SDK's reads in a thread that a cancel cannot stop,
+    # so Ctrl-C would wait for the next line (see stdin.py).
+    async with (
+        _running(live),
+        claimed_stdin() as lines,
+        stdio_server(stdin=cast("Any", lines)) as (read_stream, write_stream),
+    ):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 

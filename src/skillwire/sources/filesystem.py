@@ -150,6 +150,9 @@ class FolderSource:
 
     `digest_cache`: a file remembering digests across restarts (see `sources.digest_cache`).
     `progress`: called while files are hashed (for a progress bar on a terminal).
+    `project_ignores`: while looking for skills, pass over what a source tree holds but never means to publish:
+    virtualenvs (a folder holding `pyvenv.cfg`), `node_modules`, and what `.gitignore` files ignore. Inside a
+    skill only the server's own rules apply. `skillwire validate` turns it on; `serve` does not.
     """
 
     def __init__(
@@ -158,12 +161,14 @@ class FolderSource:
         *,
         digest_cache: str | os.PathLike[str] | None = None,
         progress: Progress | None = None,
+        project_ignores: bool = False,
     ) -> None:
         self.roots: tuple[Path, ...] = tuple(Path(r) for r in roots)
         if not self.roots:
             raise ValueError("FolderSource needs at least one root folder")
         self.digest_cache_path: Path | None = Path(digest_cache) if digest_cache is not None else None
         self.progress = progress
+        self.project_ignores = project_ignores
         self._cache: DigestCache | None = None
         self._states: list[_RootState | Refusal] = []
         self._index: dict[str, _Built] = {}
@@ -340,7 +345,7 @@ class FolderSource:
                     rel = _relative(absolute, state.real_root)
                 if rel is None:
                     continue
-                if state.linked or (state.skill_dirs and state.skill_dirs[0] == ""):
+                if self.project_ignores or state.linked or (state.skill_dirs and state.skill_dirs[0] == ""):
                     full.add(i)
                 else:
                     regions.setdefault(i, set()).add(_region(state, rel))
@@ -385,7 +390,8 @@ class FolderSource:
             return Refusal(str(root), "root-not-folder", "root is not a folder")
         started = time.time_ns()
         walk = _Walk(root=real_root)
-        _walk_dir(walk, real_root, "", IgnoreRules.empty(), frozenset(), stat_files=False)
+        project = IgnoreRules.empty() if self.project_ignores else None
+        _walk_dir(walk, real_root, "", IgnoreRules.empty(), frozenset(), stat_files=False, project=project)
         walk.files.sort(key=_rel_of)
         state = _RootState(
             root=root,
@@ -970,9 +976,11 @@ def _walk_dir(
     ancestors: frozenset[tuple[int, int]],
     *,
     stat_files: bool = True,
+    project: IgnoreRules | None = None,
 ) -> None:
     """Record what is under `real_dir`. With `stat_files` False, regular files (known from the
-    directory entry's type) are left un-stat'ed (key None): the scan stats each where it reads it."""
+    directory entry's type) are left un-stat'ed (key None): the scan stats each where it reads it.
+    `project`: the `.gitignore` rules in force while no skill has been entered (`project_ignores`), else None."""
     try:
         with os.scandir(real_dir) as it:
             entries = list(it)  # in directory order: the scan sorts what it keeps
@@ -987,6 +995,8 @@ def _walk_dir(
         except (OSError, UnicodeDecodeError) as exc:
             rule = "not-a-file" if isinstance(exc, UnsafeFile) else "unreadable"
             walk.bad_paths.append(Refusal(_join(rel_dir, IGNORE_FILE), rule, f"ignore file unreadable: {_why(exc)}"))
+    if project is not None:
+        project = _project_rules(project, entries, real_dir, rel_dir)
     here = os.stat(real_dir)
     ancestors = ancestors | {(here.st_dev, here.st_ino)}
     prefix = rel_dir + "/" if rel_dir else ""
@@ -1044,7 +1054,9 @@ def _walk_dir(
             if (st.st_dev, st.st_ino) in ancestors:
                 walk.bad_paths.append(Refusal(rel, "link-loop", "symbolic link loops back to a folder above it"))
                 continue
-            _walk_dir(walk, location, rel, rules, ancestors, stat_files=stat_files)
+            if project is not None and _not_a_skill_tree(project, name, rel, location):
+                continue
+            _walk_dir(walk, location, rel, rules, ancestors, stat_files=stat_files, project=project)
         elif stat.S_ISREG(st.st_mode):
             usual = location == root_prefix + rel
             record = _FileRecord(rel, None if usual else location, st.st_size, hash(file_key(st)))
@@ -1083,10 +1095,36 @@ def _same_json(a: object, b: object) -> bool:
     return a == b
 
 
-def _ignore_lines(real_dir: str) -> list[str]:
-    """The lines of the ignore file in the real folder `real_dir`: a regular file of at most
+def _project_rules(
+    project: IgnoreRules, entries: Sequence[os.DirEntry[str]], real_dir: str, rel_dir: str
+) -> IgnoreRules | None:
+    """`project` plus this folder's `.gitignore`, or None once a skill is entered (its own rules alone apply).
+
+    A `.gitignore` that cannot be read is passed over: it only narrows where skills are looked for."""
+    names = {e.name for e in entries}
+    if SKILL_FILE in names:
+        return None
+    if GITIGNORE in names:
+        try:
+            return project.with_file(rel_dir, _ignore_lines(real_dir, GITIGNORE))
+        except (OSError, UnicodeDecodeError):
+            pass
+    return project
+
+
+def _not_a_skill_tree(project: IgnoreRules, name: str, rel: str, location: str) -> bool:
+    """True for a folder no one publishes skills from: a virtualenv, `node_modules`, or one `.gitignore` drops."""
+    return (
+        name in PROJECT_DIRS
+        or os.path.lexists(location + "/" + VENV_MARKER)
+        or (bool(project.specs) and project.ignored(rel, is_dir=True))
+    )
+
+
+def _ignore_lines(real_dir: str, name: str = IGNORE_FILE) -> list[str]:
+    """The lines of the ignore file `name` in the real folder `real_dir`: a regular file of at most
     MAX_IGNORE_FILE_BYTES in UTF-8, opened without waiting (a FIFO named like it must not hang a scan)."""
-    path = real_dir + "/" + IGNORE_FILE
+    path = real_dir + "/" + name
     data = read_regular(path, limit=MAX_IGNORE_FILE_BYTES, real_path=path)
     if len(data) > MAX_IGNORE_FILE_BYTES:
         raise OSError(errno.EFBIG, f"larger than {MAX_IGNORE_FILE_BYTES} bytes")
@@ -1123,6 +1161,9 @@ def _bad_paths_outside_skills(state: _RootState) -> list[Refusal]:
 _CHUNK = 1 << 20
 _SNIFF = 8192
 _READ_ATTEMPTS = 3  # a file that changes size while being read is read again, this many times at most
+GITIGNORE = ".gitignore"
+PROJECT_DIRS = frozenset({"node_modules"})  # with project_ignores: never walked while looking for skills
+VENV_MARKER = "pyvenv.cfg"  # a folder holding it is a Python virtualenv (PEP 405)
 MAX_IGNORE_FILE_BYTES = 1 << 20  # a .skillwireignore larger than this is refused, not read
 
 
