@@ -17,6 +17,7 @@ import anyio
 import httpx2
 import pytest
 
+from skillwire.cli.errors import UsageError
 from skillwire.cli.inspect import headers_from
 from skillwire.client.credentials import authentication_required, first_token, parse_header
 from skillwire.errors import SkillwireError
@@ -45,11 +46,11 @@ def test_token_file_and_an_authorization_header_together_are_refused(tmp_path: P
     path = tmp_path / "tokens"
     path.write_text(SECRET + "\n", encoding="utf-8")
     both = argparse.Namespace(token_file=str(path), header=[f"authorization: Bearer {SECRET}"])
-    with pytest.raises(SkillwireError, match="not both"):
+    with pytest.raises(UsageError, match="not both"):
         headers_from(both, "http://127.0.0.1:1/mcp")
     one = argparse.Namespace(token_file=str(path), header=[])
     assert headers_from(one, "http://127.0.0.1:1/mcp") == {"Authorization": f"Bearer {SECRET}"}
-    with pytest.raises(SkillwireError, match="http"):
+    with pytest.raises(UsageError, match="http"):
         headers_from(one, ["python", "-m", "server"])
 
 

@@ -8,8 +8,8 @@ from skillwire.cli.main import main
 
 
 def test_serve_refuses_auth_options_on_stdio(capsys: pytest.CaptureFixture[str]) -> None:
-    """Authentication applies to HTTP callers: asking for it on stdio is an error, not silently ignored."""
-    assert main(["serve", "examples/skills", "--token-file", "x"]) == 1
+    """Authentication applies to HTTP callers: asking for it on stdio is a usage error, not silently ignored."""
+    assert main(["serve", "examples/skills", "--token-file", "x"]) == 2
     assert "apply to --http only" in capsys.readouterr().err
 
 
