@@ -79,7 +79,6 @@ VECTORS: list[tuple[str, str]] = [
     ("double-quoted-yaml12-escapes", 'a: "\\/"\nb: "\\N\\_\\L\\P"\nc: "\\0\\a\\b\\e\\v\\f\\r"\n'),
     ("bad-escape", 'a: "\\q"\n'),
     ("surrogate-pair-escape", 'a: "\\ud83d\\ude00"\n"\\uD83D\\uDE00": k\n'),
-    ("lone-surrogate-escape", 'a: "\\ud83d"\nb: "\\ud83d\\u0041"\n'),
     ("escaped-backslash-u", 'a: "x\\\\ud83d"\nb: "\\\\\\ud83d\\uDE00"\n'),
     ("surrogate-text-unquoted", "a: \\ud83d\\ude00\nb: '\\ud83d'\nc: |\n  \\uD83D\n"),
     ("line-continuation", 'a: "x\\\n  y"\n'),
@@ -294,6 +293,8 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "anchor-colon": "m:\n  &a: x\n",  # JS reads the anchor name "a:" (m: "x"); libyaml a key: refused
     "quoted-triple-quote": "m: '''\nname: ','\n",  # JS cuts an under-indented quoted value short
     "tag-pairs": "a: !!pairs [a: 1, b: 2]\n",  # YAML 1.1 !!pairs refused; JS gives [{"a": 1}, {"b": 2}]
+    # JS keeps half a character, which no UTF-8 JSON-RPC message can carry: refused (yaml-surrogate).
+    "lone-surrogate-escape": 'a: "\\ud83d"\nb: "\\ud83d\\u0041"\n',
 }
 
 

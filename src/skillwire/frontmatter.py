@@ -175,6 +175,7 @@ _SURROGATE_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)(\\u[dD][89a-fA-F][0-9a-fA-F]
 # surrogates, and a CR not followed by LF.
 _NOT_LIBYAML_CHAR = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
 _LONE_CR = re.compile("\r(?!\n)")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _NOT_LIBYAML = re.compile(f"{_NOT_LIBYAML_CHAR.pattern}|{_LONE_CR.pattern}")
 
 # How to fix libyaml's most common complaints (checked in order; the first match wins).
@@ -573,6 +574,15 @@ class _Composer:
                 # A UTF-16 surrogate pair from two escapes is one character, as in JS.
                 value = value.translate(self.restore_escapes)
                 value = value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+                if lone := _LONE_SURROGATE.search(value):
+                    # JS keeps a lone surrogate, but no UTF-8 JSON-RPC message can carry one: serving it would
+                    # break skills/list for every skill on the server. Refused, a deliberate difference.
+                    raise self.error(
+                        f"a lone UTF-16 surrogate escape (\\u{ord(lone.group()):04x}) is not a character JSON can "
+                        "carry in UTF-8; write the whole character (a surrogate pair) or remove the escape",
+                        "yaml-surrogate",
+                        event,
+                    )
             else:
                 value = value.translate(self.restore)
         style = event.style

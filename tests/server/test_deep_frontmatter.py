@@ -42,3 +42,25 @@ async def test_deeply_nested_frontmatter_costs_only_its_skill_not_the_listing(tm
         assert sorted(entry["frontmatter"]["name"] for entry in entries) == ["alpha", "beta"]
         assert "[yaml-too-deep]" in server.stderr
         server.assert_alive()
+
+
+async def test_a_lone_surrogate_escape_in_frontmatter_costs_only_its_skill_not_the_listing(tmp_path: Path) -> None:
+    """Found by `make fuzz`: `k: "\\ud83d"` parsed to a string no UTF-8 JSON message can carry, and the SDK failed to
+    serialise every skills/list page holding it. It is refused with rule `yaml-surrogate`; a whole pair still works."""
+    root = tmp_path / "skills"
+    for name in ("alpha", "beta"):
+        (root / name).mkdir(parents=True)
+        (root / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: Skill {name}\n---\n")
+    (root / "half").mkdir()
+    (root / "half" / "SKILL.md").write_text('---\nname: half\ndescription: Half a character\nk: "\\ud83d"\n---\n')
+    (root / "whole").mkdir()
+    (root / "whole" / "SKILL.md").write_text('---\nname: whole\ndescription: A pair\nk: "\\ud83d\\ude00"\n---\n')
+    with http_server([root]) as server:
+        async with Client(server.url, mode="auto", cache=None) as client:
+            with anyio.fail_after(FREEZE_S):
+                entries = await all_skills(client)
+        by_name = {entry["frontmatter"]["name"]: entry for entry in entries}
+        assert sorted(by_name) == ["alpha", "beta", "whole"]
+        assert by_name["whole"]["frontmatter"]["k"] == "\U0001f600"
+        assert "[yaml-surrogate]" in server.stderr
+        server.assert_alive()

@@ -63,6 +63,7 @@ FIXES: dict[str, str] = {
     "yaml-not-json": "quote the value so it is a string",
     "yaml-alias-limit": "write the values out instead of using aliases",
     "yaml-too-deep": "flatten the frontmatter: nest lists and mappings at most 64 levels deep",
+    "yaml-surrogate": "write the whole character (a \\ud83d\\ude00 pair, or the character itself), not half",
     "name-missing": "add 'name: <folder name>' to the frontmatter",
     "name-format": "use 1-64 lowercase letters, digits and single hyphens",
     "name-mismatch": "make 'name' equal the folder name (or rename the folder)",
