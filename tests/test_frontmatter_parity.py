@@ -79,6 +79,7 @@ VECTORS: list[tuple[str, str]] = [
     ("double-quoted-yaml12-escapes", 'a: "\\/"\nb: "\\N\\_\\L\\P"\nc: "\\0\\a\\b\\e\\v\\f\\r"\n'),
     ("bad-escape", 'a: "\\q"\n'),
     ("surrogate-pair-escape", 'a: "\\ud83d\\ude00"\n"\\uD83D\\uDE00": k\n'),
+    ("surrogate-pair-inside-text", 'a: "x\\ud83d\\ude00y"\nb: "\\uD83D\\uDE00\\u0041"\n'),
     ("escaped-backslash-u", 'a: "x\\\\ud83d"\nb: "\\\\\\ud83d\\uDE00"\n'),
     ("surrogate-text-unquoted", "a: \\ud83d\\ude00\nb: '\\ud83d'\nc: |\n  \\uD83D\n"),
     ("line-continuation", 'a: "x\\\n  y"\n'),
