@@ -65,7 +65,10 @@ json_values = st.recursive(
     | st.integers(-(2**53), 2**53)
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(st.characters(exclude_categories=["Cs"]), max_size=30),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(st.characters(exclude_categories=["Cs"]), max_size=8), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 field_names = st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=12).filter(
@@ -76,7 +79,7 @@ field_names = st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_
 @st.composite
 def skill_files(draw: st.DrawFn) -> tuple[SkillEntry, bytes]:
     """A SKILL.md (frontmatter written as `"key": <JSON>` lines, which YAML 1.2 reads as JSON) and its entry."""
-    description = draw(st.text(min_size=1, max_size=40).filter(str.strip))
+    description = draw(st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=40).filter(str.strip))
     fields: dict[str, Any] = {"name": "pdf-processing", "description": description}
     fields.update(draw(st.dictionaries(field_names, json_values, max_size=4)))
     lines = "".join(f"{json.dumps(k)}: {json.dumps(v)}\n" for k, v in fields.items())
