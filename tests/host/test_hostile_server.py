@@ -7,13 +7,9 @@ over real stdio and streamable HTTP via `python -m tests.support.hostile`.
 from __future__ import annotations
 
 import os
-import queue
-import re
-import subprocess
 import sys
-import threading
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -25,6 +21,7 @@ from skillwire.errors import DigestMismatch, FrontmatterMismatch, SizeMismatch
 from skillwire.host.entry import InvalidEntry, SkillEntry, parse_entry
 from skillwire.host.verify import verify_bytes, verify_frontmatter
 from tests.support import hostile as h
+from tests.support.flood import hostile_http
 from tests.support.servers import (
     EXTENSION_ID,
     INVALID_PARAMS,
@@ -336,48 +333,6 @@ async def test_honest_answers_errors_with_invalid_params() -> None:
 
 def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONUNBUFFERED": "1"}
-
-
-@contextmanager
-def hostile_http(scenario: str) -> Iterator[str]:
-    """`python -m tests.support.hostile SCENARIO --http 127.0.0.1:0`; yields the URL from its "listening on" line."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.hostile", scenario, "--http", "127.0.0.1:0"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=REPO_ROOT,
-        env=_env(),
-    )
-    lines: queue.Queue[str | None] = queue.Queue()
-
-    def drain() -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
-            lines.put(line)
-        lines.put(None)
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
-    try:
-        seen: list[str] = []
-        while True:
-            line = lines.get(timeout=START_TIMEOUT_S)
-            if line is None:
-                pytest.fail(f"the hostile server exited before listening:\n{''.join(seen)}")
-            seen.append(line)
-            if match := re.search(r"listening on (http://\S+)", line):
-                break
-        yield match.group(1)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-        reader.join(timeout=10)
 
 
 async def test_runs_as_a_process_over_http() -> None:

@@ -45,7 +45,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from skillwire.client.session import SkillsClient
 from skillwire.host.verify import verify_bytes
 from tests.support.oidc import OidcProvider, oidc_provider
-from tests.support.servers import EXAMPLE_SKILLS, REPO_ROOT, STOP_TIMEOUT_S, HttpServer, http_server
+from tests.support.servers import EXAMPLE_SKILLS, REPO_ROOT, HttpServer, http_server, stop_process
 
 PUBLIC_NAME = "skills.test"  # RFC 2606: a name that never resolves anywhere but here
 SCOPE = "skills:read"
@@ -219,13 +219,7 @@ def nginx_proxy(prefix: Path, cert: Certificate, *, attempts: int = 5) -> Iterat
 
 
 def _stop_nginx(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGQUIT)  # graceful: workers finish, the master removes its pid file
-        try:
-            process.wait(timeout=STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=STOP_TIMEOUT_S)
+    stop_process(process, sig=signal.SIGQUIT)  # graceful: workers finish, the master removes its pid file
 
 
 # -- the deployment ----------------------------------------------------------------------------------------------------

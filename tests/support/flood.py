@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from tests.support.servers import REPO_ROOT
+from tests.support.servers import REPO_ROOT, stop_process
 
 START_TIMEOUT_S = 30.0
 _LISTENING = re.compile(r"listening on (http://\S+)")
@@ -52,12 +52,7 @@ def hostile_http(scenario: str, *options: str) -> Iterator[str]:
         assert found, f"the hostile server did not start (status {process.poll()})"
         yield found[0]
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        stop_process(process)
         reader.join(timeout=10)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -134,20 +135,21 @@ def http_server(
         if not found:
             code = process.poll()
             state = f"exited with status {code}" if code is not None else f"did not listen within {timeout:.0f}s"
-            _stop(process)
+            stop_process(process)
             reader.join(timeout=STOP_TIMEOUT_S)
             pytest.fail(f"`{' '.join(command[1:])}` {state}; stderr:\n{''.join(lines)}", pytrace=False)
         server = HttpServer(url=found[0], process=process, _lines=lines)
         yield server
     finally:
-        _stop(process)
+        stop_process(process)
         reader.join(timeout=STOP_TIMEOUT_S)
 
 
-def _stop(process: subprocess.Popen[str]) -> None:
+def stop_process(process: subprocess.Popen[Any], *, sig: int = signal.SIGTERM) -> None:
+    """Stop a server process the tests started: `sig` (SIGTERM, or e.g. nginx's graceful SIGQUIT), then SIGKILL."""
     if process.poll() is not None:
         return
-    process.terminate()
+    process.send_signal(sig)
     try:
         process.wait(timeout=STOP_TIMEOUT_S)
     except subprocess.TimeoutExpired:
