@@ -64,6 +64,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from urllib.parse import unquote_to_bytes
 
+from skillwire.digest import sha256_digest
 from skillwire.errors import InvalidSkillUri, SkillwireError
 from skillwire.host.agent_paths import SKILL_DISCOVERY_FOLDERS, SKILLS_FOLDER
 from skillwire.host.entry import EntryResource
@@ -200,7 +201,7 @@ class SkillCache:
                 os.close(folder)
                 folder = child
             data = _read_regular(folder, names[-1], limit=resource.size)
-            if data is None or len(data) != resource.size or _sha256(data) != resource.digest:
+            if data is None or len(data) != resource.size or sha256_digest(data) != resource.digest:
                 _remove_file(folder, names[-1])
                 return None
             return data
@@ -305,10 +306,6 @@ def _component(raw: str) -> str:
     if len(encoded) > MAX_COMPONENT:
         return _HASHED + hashlib.sha256(data).hexdigest()
     return encoded
-
-
-def _sha256(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 # -- disk --------------------------------------------------------------------------------------------------------------

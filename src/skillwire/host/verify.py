@@ -13,8 +13,7 @@ compare it field-by-field against the entry's frontmatter".
 
 from __future__ import annotations
 
-import hashlib
-
+from skillwire.digest import sha256_digest
 from skillwire.errors import DigestMismatch, FrontmatterError, FrontmatterMismatch, SizeMismatch
 from skillwire.frontmatter import ParsedSkillFile, frontmatter_differences, parse_skill_md
 from skillwire.host.entry import EntryResource, SkillEntry
@@ -24,7 +23,7 @@ def verify_bytes(resource: EntryResource, data: bytes) -> None:
     """Raise unless `data` has exactly the entry's size and digest. Size is checked first, without hashing."""
     if len(data) != resource.size:
         raise SizeMismatch(resource.uri, expected=resource.size, actual=len(data))
-    actual = "sha256:" + hashlib.sha256(data).hexdigest()
+    actual = sha256_digest(data)
     if actual != resource.digest:
         raise DigestMismatch(resource.uri, expected=resource.digest, actual=actual)
 

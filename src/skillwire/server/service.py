@@ -20,7 +20,6 @@ re-check or rebuild is ever started for it.
 from __future__ import annotations
 
 import base64
-import hashlib
 import logging
 import os
 from collections.abc import Callable, Iterable
@@ -32,6 +31,7 @@ import anyio.to_thread
 from mcp.shared.exceptions import MCPError
 
 from skillwire.catalog import Catalog, DirectoryChild, InvalidCursor, Refusal, ServedFile
+from skillwire.digest import sha256_digest
 from skillwire.errors import InvalidSkillUri
 from skillwire.manifest import Skill
 from skillwire.scoped_catalog import ScopedCatalog
@@ -251,11 +251,7 @@ class SkillService:
                 data = _read_bytes(served.location, size)  # from the page cache, quicker than a hop to a worker thread
             else:
                 data = await anyio.to_thread.run_sync(_read_bytes, served.location, size)
-            if (
-                data is not None
-                and len(data) == served.file.size
-                and "sha256:" + hashlib.sha256(data).hexdigest() == served.file.digest
-            ):
+            if data is not None and len(data) == served.file.size and sha256_digest(data) == served.file.digest:
                 return self._cacheable({"contents": [_contents(canonical, served.file.mime_type, data)]}, modern, scope)
             logger.info("%s changed on disk since it was indexed; rebuilding the catalog", canonical)
             await self.rebuild(seen_generation=catalog.generation, paths=[served.location])

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from skillwire.catalog import Catalog, Refusal
+from skillwire.digest import sha256_digest
 from skillwire.display import terminal_safe
 from skillwire.errors import FrontmatterError, SkillError
 from skillwire.fields import optional_field_problem
@@ -598,7 +599,7 @@ def _verified(row: list[Any], trusted_before_ns: int) -> tuple[list[Any], int | 
             os.close(fd)
     except OSError:
         return None
-    if len(data) != sizes[k] or "sha256:" + hashlib.sha256(data).hexdigest() != digests[k]:
+    if len(data) != sizes[k] or sha256_digest(data) != digests[k]:
         return None
     try:
         fm, line = _parse_frontmatter(data)
@@ -1204,7 +1205,7 @@ def _hash_file(
                     read = len(data)
                     if mime == DEFAULT_MIME_TYPE and _looks_like_text(data[:_SNIFF]):
                         mime = "text/plain"
-                    digest = "sha256:" + hashlib.sha256(data).hexdigest()
+                    digest = sha256_digest(data)
                     kept = data if is_skill_md else None
                 else:
                     h = hashlib.sha256()
