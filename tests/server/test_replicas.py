@@ -16,11 +16,13 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+import yaml
 from deploy.fleet import Fleet, Upstream, nginx_site, running_fleet
 from mcp import Client
 
 from tests.support.servers import EXAMPLE_SKILLS, REPO_ROOT, run_skillwire, skills_list
 
+KUBERNETES = REPO_ROOT / "deploy" / "kubernetes" / "skillwire.yaml"
 MODERN = "2026-07-28"
 HANDSHAKE = "2025-11-25"
 PAGE_SIZE = 2  # examples/skills has 5 skills: three pages, two cursors to hand over
@@ -81,6 +83,18 @@ def test_the_shipped_nginx_config_is_what_the_fleet_renders() -> None:
     replicas = [Upstream(f"r{i}", f"127.0.0.1:{8000 + i}") for i in (1, 2, 3)]
     shipped = (REPO_ROOT / "deploy" / "nginx" / "skillwire.conf").read_text(encoding="utf-8")
     assert shipped == nginx_site(replicas, "127.0.0.1:8000")
+
+
+def test_the_kubernetes_nginx_config_is_what_the_fleet_renders_for_pods() -> None:
+    """deploy/kubernetes/skillwire.yaml's ConfigMap routes sessions to StatefulSet pods exactly as the tested config."""
+    docs = {doc["kind"] + "/" + doc["metadata"]["name"]: doc for doc in yaml.safe_load_all(KUBERNETES.read_text())}
+    pods = [Upstream(f"skillwire-{i}", f"skillwire-{i}.skillwire-replicas:8000") for i in range(3)]
+    assert docs["ConfigMap/skillwire-nginx"]["data"]["skillwire.conf"] == nginx_site(pods, "8080")
+    statefulset = docs["StatefulSet/skillwire"]["spec"]
+    assert statefulset["replicas"] == len(pods)
+    assert statefulset["serviceName"] == "skillwire-replicas"
+    args = statefulset["template"]["spec"]["containers"][0]["args"]
+    assert "--replica-name=$(POD_NAME)" in args
 
 
 def test_replicas_answer_the_same_request_with_the_same_bytes(fleet: Fleet) -> None:
