@@ -103,7 +103,7 @@ async def _run(
             say()
             say(loaded.text, multiline=True)  # server content: its lines kept, every escape sequence shown
             for path in args.ls:
-                for entry in host.list_skill_directory(args.load, path):
+                for entry in await host.list_skill_directory(args.load, path):
                     kind = "dir " if entry.is_directory else "file"
                     say(f"{kind} {entry.name}")
             for path in args.read:

@@ -14,15 +14,21 @@ it (approvals are per (origin, uri), so they cannot).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from skillwire.host.entry import SkillEntry
 from skillwire.host.registry import SkillKey
 
-#: Frontmatter fields that widen what the model may do; honoured only when the user grants them.
-PERMISSION_FIELDS: frozenset[str] = frozenset({"allowed-tools", "hooks", "permissions", "allowed-commands"})
+#: The frontmatter fields a host acts on for an MCP-served skill without asking: the Agent Skills specification's
+#: descriptive fields (`name`, `description`, `license`, `compatibility`, `metadata`), which say what a skill is and
+#: grant nothing. Security Considerations: hosts "MUST NOT honor frontmatter fields that widen the model's tool or
+#: filesystem permissions" and "MUST ignore or approval-gate" declarative fields such as hooks and scripts. A host
+#: cannot know what a field it has never heard of does, so every other field (the Agent Skills `allowed-tools`,
+#: `hooks`, `scripts`, `commands`, another agent's or a future revision's field) is an allow-list miss: shown to the
+#: user as a request, and acted on only where they grant it for that skill.
+SAFE_FIELDS: frozenset[str] = frozenset({"name", "description", "license", "compatibility", "metadata"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,13 +96,20 @@ def check(approval: Approval | None, entry: SkillEntry) -> Approved | NeedsAppro
 
 
 def requested_grants(frontmatter: Mapping[str, object]) -> dict[str, object]:
-    """The permission-widening fields an entry's frontmatter asks for."""
-    return {k: v for k, v in frontmatter.items() if k in PERMISSION_FIELDS}
+    """The fields of an entry's frontmatter outside `SAFE_FIELDS`: each takes effect only if the user grants it."""
+    return {k: v for k, v in frontmatter.items() if k not in SAFE_FIELDS}
 
 
 @dataclass(frozen=True, slots=True)
 class SkillApprovalRequest:
-    """What the user is asked to approve before a skill is loaded."""
+    """What the user is asked to approve before a skill is loaded.
+
+    `requested` holds the frontmatter fields outside `SAFE_FIELDS`, each to grant or not. `read_skill_md`, when
+    set, fetches SKILL.md, verifies it against the entry and returns its text, for a user who wants to read it
+    before deciding (Security Considerations: hosts "SHOULD let users inspect a skill's content before it is
+    loaded"). It fetches only when called (Lazy Retrieval), at most once per load; the load then uses those
+    bytes. The text is the server's: show it through `skillwire.display.terminal_safe` or the like.
+    """
 
     key: SkillKey
     handle: str
@@ -104,6 +117,7 @@ class SkillApprovalRequest:
     reason: Reason
     change: ContentChange | None = None
     requested: Mapping[str, object] = field(default_factory=dict)
+    read_skill_md: Callable[[], Awaitable[str]] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
