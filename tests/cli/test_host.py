@@ -18,9 +18,9 @@ import anyio
 import pytest
 
 from skillwire.cli.main import main
-from skillwire.cli.prompt import TerminalPrompt
 from skillwire.host.approvals import ContentChange, SkillApprovalRequest
 from skillwire.host.entry import parse_entry
+from skillwire.host.prompt import TerminalPrompt
 from skillwire.host.registry import SkillKey
 from tests.support.servers import EXAMPLE_SKILLS, HttpServer, run_skillwire, serve_command
 

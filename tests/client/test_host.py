@@ -25,7 +25,18 @@ import anyio
 import pytest
 
 from skillwire.cache.store import SkillCache
-from skillwire.client.host import (
+from skillwire.errors import DigestMismatch, FrontmatterMismatch, ResponseTooLarge, SizeMismatch, UnlistedResource
+from skillwire.host.approvals import (
+    Approval,
+    CrossOriginReadRequest,
+    ExecutionRequest,
+    JsonApprovalStore,
+    MemoryApprovalStore,
+    SkillApprovalDecision,
+    SkillApprovalRequest,
+)
+from skillwire.host.entry import InvalidEntry
+from skillwire.host.host import (
     ApprovalDenied,
     Host,
     HostError,
@@ -34,20 +45,9 @@ from skillwire.client.host import (
     SkillChanged,
     SkillDeclined,
 )
-from skillwire.errors import DigestMismatch, FrontmatterMismatch, ResponseTooLarge, SizeMismatch, UnlistedResource
-from skillwire.host.approvals import (
-    Approval,
-    CrossOriginReadRequest,
-    ExecutionRequest,
-    MemoryApprovalStore,
-    SkillApprovalDecision,
-    SkillApprovalRequest,
-)
-from skillwire.host.entry import InvalidEntry
 from skillwire.host.limits import ClientLimits
 from skillwire.host.registry import AmbiguousSkillName, LocalSkill, SkillKey, UnknownSkill
 from skillwire.host.window import OutsideSkill
-from skillwire.store.approvals import JsonApprovalStore
 from tests.support import hostile as h
 from tests.support.flood import hostile_command, hostile_http
 from tests.support.servers import EXAMPLE_SKILLS, REPO_ROOT, http_server, serve_command

@@ -18,16 +18,18 @@ import anyio
 import pytest
 from mcp.server.mcpserver import MCPServer
 
-from skillwire import SkillsExtension
-from skillwire.cli.prompt import TerminalPrompt
-from skillwire.client.host import ApprovalDenied, Host, SkillDeclined
-from skillwire.client.tools import skill_tools
-from skillwire.errors import DigestMismatch
-from skillwire.host.approvals import (
+from skillwire import (
+    ApprovalDenied,
     CrossOriginReadRequest,
+    DigestMismatch,
     ExecutionRequest,
+    Host,
     SkillApprovalDecision,
     SkillApprovalRequest,
+    SkillDeclined,
+    SkillsExtension,
+    TerminalPrompt,
+    skill_tools,
 )
 from tests.cli.test_terminal_safety import raw_hazards
 from tests.support import hostile as h
@@ -132,7 +134,8 @@ async def test_a_nested_skill_md_reference_resolves_against_the_nested_root(nest
     """Spec (Relative References): "a relative reference in a nested skill's SKILL.md resolves against the nested
     skill's root regardless of how the file was reached", here while acting on the enclosing skill."""
     async with skillwire_host(nested, prompt=Approve()) as host:
-        await host.load_skill("docs:code-review")
+        loaded = await host.load_skill("docs:code-review")
+        assert "skill://code-review/security-review/references/checklist.md" in [f.uri for f in loaded.files]
         base = "security-review/SKILL.md"
         assert await host.read_skill_file("docs:code-review", "references/checklist.md") == b"outer checklist\n"
         nested_read = await host.read_skill_file("docs:code-review", "references/checklist.md", base=base)
@@ -162,7 +165,8 @@ async def test_a_dynamic_skill_is_browsed_with_directory_reads() -> None:
     """Spec (Directory Reads and the Held Entry): "For a dynamically generated skill, a directory read is the only
     way to discover the skill's files", so `list_skill_directory` asks the server for a dynamic skill."""
     async with hostile_host("dynamic-big", prompt=Approve(), allow_dynamic=True) as (host, server):
-        await host.load_skill("h:big-report")
+        loaded = await host.load_skill("h:big-report")
+        assert (loaded.files, loaded.dynamic) == ((), True)
         root = await host.list_skill_directory("h:big-report")
         data = await host.list_skill_directory("h:big-report", "data")
     assert [(i.name, i.is_directory) for i in root] == [("SKILL.md", False), ("data", True)]

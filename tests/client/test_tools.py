@@ -16,15 +16,15 @@ from typing import Any
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from skillwire.client.host import Host
-from skillwire.client.tools import SkillTool, skill_tools
 from skillwire.host.approvals import (
     CrossOriginReadRequest,
     ExecutionRequest,
     SkillApprovalDecision,
     SkillApprovalRequest,
 )
+from skillwire.host.host import Host
 from skillwire.host.registry import LocalSkill
+from skillwire.host.tools import SkillTool, skill_tools
 from tests.support import hostile as h
 
 pytestmark = pytest.mark.anyio

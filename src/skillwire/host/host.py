@@ -83,11 +83,17 @@ class ApprovalDenied(HostError):
     """The user (or the non-interactive default) said no."""
 
 
-class SkillChanged(HostError):
-    """The server now serves different content than the user approved; approval was revoked."""
+class SkillChanged(HostError, VerificationError):
+    """The server now serves different content than the user approved; approval was revoked.
+
+    A verification failure (the content read was not used) whose refresh found a changed entry, so a caller
+    catching `VerificationError` catches it too. `uri` is the skill's SKILL.md; `change` says what changed.
+    """
 
     def __init__(self, key: SkillKey, change: ContentChange) -> None:
-        super().__init__(f"{key.origin}:{key.uri} changed since it was approved ({change}); approve it again to load")
+        super().__init__(
+            f"{key.origin}:{key.uri} changed since it was approved ({change}); approve it again to load", uri=key.uri
+        )
         self.key = key
         self.change = change
 
@@ -119,13 +125,19 @@ class CatalogItem:
 
 @dataclass(frozen=True, slots=True)
 class LoadedSkill:
-    """A skill loaded into context: origin-tagged instructions and the frontmatter the host acts on."""
+    """A skill loaded into context: origin-tagged instructions, the frontmatter the host acts on, and its files.
+
+    `files` is the held entry's manifest (what `read_skill_file` may read, each with digest and size); it is
+    empty when `dynamic` (a generated skill, whose files `Host.list_skill_directory` discovers).
+    """
 
     key: SkillKey
     handle: str
     text: str
     frontmatter: Mapping[str, Any]
     grants: frozenset[str]
+    files: tuple[EntryResource, ...]
+    dynamic: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -398,6 +410,8 @@ class Host:
             text=tag_for_model(skill.key, entry.uri, parsed.body),
             frontmatter=effective_frontmatter(entry.frontmatter, approval.grants),
             grants=approval.grants,
+            files=() if isinstance(entry.resources, str) else entry.resources,
+            dynamic=entry.is_dynamic,
         )
 
     async def _resolve_for_load(self, ref: str) -> RegisteredSkill:

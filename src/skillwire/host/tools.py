@@ -19,8 +19,8 @@ from typing import Any
 
 from mcp.shared.exceptions import MCPError
 
-from skillwire.client.host import Host
 from skillwire.errors import SkillwireError
+from skillwire.host.host import Host
 from skillwire.host.policy import display_text
 
 ToolCall = Callable[[Mapping[str, Any]], Awaitable[str]]

@@ -1,4 +1,4 @@
-"""An interactive terminal approval prompt: shows what is being approved, and asks.
+"""An interactive terminal approval prompt (`ApprovalPrompt`): shows what is being approved, and asks.
 
 The user sees the skill's handle and origin server, its files and total size,
 why they are asked (new, changed with what changed, or dynamic), and each
@@ -17,7 +17,6 @@ from typing import TextIO
 
 import anyio.to_thread
 
-from skillwire.cli.output import say
 from skillwire.display import clip, terminal_safe
 from skillwire.host.approvals import (
     CrossOriginReadRequest,
@@ -99,14 +98,15 @@ class TerminalPrompt:
         )
         return await self._ask(f"Allow {request.source.origin!r} to read from {request.target!r} this once? [y/N] ")
 
-    def _say(self, text: str) -> None:
-        say(text, file=self.out)
+    def _say(self, text: str, *, multiline: bool = False) -> None:
+        """One line (or, `multiline`, several) to `out`, every control character shown as a visible escape."""
+        self.out.write(terminal_safe(text, multiline=multiline) + "\n")
 
     def _show_skill_md(self, text: str) -> None:
         """SKILL.md as fetched and verified: its lines kept, control characters shown as escapes, long files cut."""
         lines = text.splitlines()
         self._say("---- SKILL.md " + "-" * 40)
-        say("\n".join(clip(line, _SHOWN_WIDTH) for line in lines[:_SHOWN_LINES]), file=self.out, multiline=True)
+        self._say("\n".join(clip(line, _SHOWN_WIDTH) for line in lines[:_SHOWN_LINES]), multiline=True)
         if len(lines) > _SHOWN_LINES:
             self._say(f"({len(lines) - _SHOWN_LINES:,} more lines not shown)")
         self._say("-" * 53)
