@@ -11,6 +11,8 @@ from __future__ import annotations
 import http.client
 import json
 import random
+import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -243,3 +245,11 @@ async def test_readyz_says_starting_until_a_restored_catalog_is_checked_against_
         assert ready.json()["generation"] == 1
         assert ready.json()["snapshot"] == starting.json()["snapshot"]  # the same content, checked now
         assert "skillwire_ready 1.0" in (await client.get("/metrics")).text
+
+
+@pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool (Debian's prometheus package) not installed")
+def test_metrics_pass_promtool_check_metrics(served: ServerTarget) -> None:
+    """Prometheus's own linter, where it is installed (the package is 96 MB with a daemon: not installed by make)."""
+    _, _, body = get(served.url, "/metrics")
+    checked = subprocess.run(["promtool", "check", "metrics"], input=body, capture_output=True, timeout=60, check=False)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
