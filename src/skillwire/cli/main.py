@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import skillwire
 from skillwire.catalog import Catalog, Refusal
 from skillwire.cli.errors import CliError, UsageError, nothing_found
-from skillwire.cli.output import SafeFormatter, err, say
+from skillwire.cli.output import JsonFormatter, SafeFormatter, err, say
 from skillwire.errors import AuthenticationRequired, SkillwireError
 from skillwire.server.defaults import DEFAULT_CACHE_SCOPE, DEFAULT_PAGE_SIZE, DEFAULT_TTL_MS
 
@@ -48,7 +48,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     handler = logging.StreamHandler(sys.stderr)
     # Log messages interpolate URIs and file names chosen by others: each record is made terminal safe.
-    handler.setFormatter(SafeFormatter(f"{PROG}: %(levelname)s %(name)s: %(message)s"))
+    if args.log_format == "json":
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(SafeFormatter(f"{PROG}: %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(
         level=logging.DEBUG if args.debug else (logging.INFO if args.verbose else logging.WARNING),
         handlers=[handler],
@@ -103,6 +106,9 @@ def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("-v", "--verbose", action="store_true", help="log what the server does")
     common.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
+    common.add_argument(
+        "--log-format", choices=("text", "json"), default="text", help="log records as text or as JSON lines"
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     client_auth = argparse.ArgumentParser(add_help=False)
     credentials = client_auth.add_argument_group("authentication (http(s) servers)")
