@@ -32,6 +32,7 @@ import argparse
 import asyncio
 import base64
 import contextlib
+import fcntl
 import importlib.metadata
 import json
 import os
@@ -169,8 +170,18 @@ def _satisfied(python: Path, package: PeerPackage) -> dict[str, str] | None:
 
 
 def ensure_peer_venv(package: PeerPackage, root: Path | None = None) -> tuple[Path, dict[str, str]]:
-    """The interpreter of `package`'s venv, created and installed when missing or at the wrong version (idempotent)."""
+    """The interpreter of `package`'s venv, created and installed when missing or at the wrong version (idempotent).
+
+    One process at a time: the benchmark and the interop tests (tests/interop) may set up the same venv at once.
+    """
     venv = (root or cache_root()) / package.name
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    with open(venv.parent / f"{package.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _ensure_peer_venv(package, venv)
+
+
+def _ensure_peer_venv(package: PeerPackage, venv: Path) -> tuple[Path, dict[str, str]]:
     python = venv / "bin" / "python"
     if python.exists():
         versions = _satisfied(python, package)
