@@ -119,7 +119,8 @@ def run_json_client(transport: str, era: str, command: list[str], *, server: str
 
 def assert_every_file_verified(run: ClientRun, expected: dict[str, str]) -> None:
     """The client saw every skill, verified every file, and read exactly the bytes on disk."""
-    assert run.failures == (), f"{run.client} over {run.transport}/{run.era} reported failures: {run.failures}"
+    shown = "\n".join(json.dumps(failure)[:600] for failure in run.failures[:5])
+    assert run.failures == (), f"{run.client} over {run.transport}/{run.era}: {len(run.failures)} failures\n{shown}"
     assert set(run.skills) == {uri for uri in expected if uri.endswith("/SKILL.md")}
     assert run.files == expected, "the digests of the bytes the client read differ from the files on disk"
     assert run.verified >= len(expected)

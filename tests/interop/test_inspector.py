@@ -75,3 +75,28 @@ def test_inspector_verify_passes_every_skill(
     run = run_from_reports(transport, era, stdout)
     record(run)
     assert_every_file_verified(run, expected)
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_inspector_reads_a_skill_directory_page_by_page(
+    era: Mode, skillwire: Skillwire, roots: tuple[Path, ...], tmp_path: Path
+) -> None:
+    """Issue 11's TS/Inspector rejection of directory reads: the Inspector reads every page, on both eras."""
+    need_node_tools("@modelcontextprotocol/inspector")
+    base = [str(NODE), str(CLI), "--cli", skillwire.url, "--method", "resources/directory/read"]
+    base += ["--uri", "skill://many-folders", "--protocol-era", era, "--format", "json"]
+    env = {"HOME": str(tmp_path), "MCP_CATALOG_PATH": str(tmp_path / "mcp.json")}
+    children: dict[str, dict[str, Any]] = {}
+    cursor: list[str] = []
+    for _ in range(10):
+        result = json.loads(run_process([*base, *cursor], env=env))["result"]
+        # ttlMs and cacheScope are sent on 2026-07-28 only: their presence says which era the Inspector spoke.
+        assert ("ttlMs" in result and "cacheScope" in result) == (era == "modern")
+        children.update({child["uri"]: child for child in result["resources"]})
+        if "nextCursor" not in result:
+            break
+        cursor = ["--cursor", result["nextCursor"]]
+    folders = {"skill://many-folders/" + name for name in ("assets", "references", "scripts")}
+    assert set(children) == {"skill://many-folders/SKILL.md", *folders}
+    assert all(children[uri]["mimeType"] == "inode/directory" for uri in folders)
+    assert children["skill://many-folders/SKILL.md"]["size"] == (roots[1] / "many-folders" / "SKILL.md").stat().st_size
