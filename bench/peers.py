@@ -122,7 +122,10 @@ def _runs(python: str) -> bool:
 
 
 def find_python(version: str) -> str:
-    """An interpreter for `version` (e.g. "3.12"): a pyenv install first, then `pythonX.Y` on PATH."""
+    """An interpreter for `version` (e.g. "3.12"): the running one's base, a pyenv install, `pythonX.Y` on PATH."""
+    base = Path(sys.base_prefix) / "bin" / f"python{version}"  # what this process's venv was made from
+    if version == f"{sys.version_info.major}.{sys.version_info.minor}" and base.exists() and _runs(str(base)):
+        return str(base)
     pyenv = shutil.which("pyenv")
     if pyenv is not None:
         out = subprocess.run([pyenv, "root"], capture_output=True, text=True, check=False)
