@@ -256,7 +256,7 @@ def agentskills_config(catalog: Catalog, path: Path) -> dict[str, Any]:
     config = {
         "name": "agentskills-bench",
         "skills": [
-            {"id": id_, "provider": "fs", "options": {"root": str(catalog.root / rel.rsplit("/", 1)[0])}}
+            {"id": id_, "provider": "fs", "options": {"root": str((catalog.root / rel).parent)}}
             for id_, (rel, _) in zip(ids, catalog.skills, strict=True)
         ],
         "skill_paths": {id_: rel for id_, (rel, _) in zip(ids, catalog.skills, strict=True)},

