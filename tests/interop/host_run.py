@@ -13,31 +13,12 @@ import hashlib
 from pathlib import Path
 from urllib.parse import unquote
 
-from skillwire.client.host import Host
-from skillwire.host.approvals import (
-    CrossOriginReadRequest,
-    ExecutionRequest,
-    SkillApprovalDecision,
-    SkillApprovalRequest,
-)
+from skillwire import ApproveLoads, Host
 from tests.interop.clients import ClientRun
 from tests.interop.fixture import expected_files, normal_uri
 from tests.support.servers import MODERN_VERSION
 
 LABEL = "peer"
-
-
-class ApproveLoads:
-    """The user approves loading every skill and grants nothing else."""
-
-    async def approve_skill(self, request: SkillApprovalRequest) -> SkillApprovalDecision:
-        return SkillApprovalDecision(approved=True, grants=frozenset(), remember=False)
-
-    async def approve_execution(self, request: ExecutionRequest) -> bool:
-        return False
-
-    async def approve_cross_origin_read(self, request: CrossOriginReadRequest) -> bool:
-        return False
 
 
 async def host_reads_everything(server: str, url: str) -> ClientRun:
