@@ -26,6 +26,7 @@ async def host_reads_everything(server: str, url: str) -> ClientRun:
     files: dict[str, str] = {}
     skills: list[str] = []
     failures: list[dict[str, str]] = []
+    reads = 0
     async with Host(prompt=ApproveLoads()) as host:
         await host.add_server(LABEL, url)
         protocol_version = host.client(LABEL).protocol_version
@@ -40,6 +41,7 @@ async def host_reads_everything(server: str, url: str) -> ClientRun:
             for record in window.entry.resources:
                 relative = unquote(record.uri[len(window.entry.root_uri) + 1 :])
                 data = await host.read_skill_file(item.handle, relative)
+                reads += 1
                 files[normal_uri(record.uri)] = hashlib.sha256(data).hexdigest()
     return ClientRun(
         client="skillwire Host",
@@ -49,7 +51,7 @@ async def host_reads_everything(server: str, url: str) -> ClientRun:
         protocol_version=protocol_version,
         skills=tuple(skills),
         files=files,
-        verified=len(files),
+        verified=reads,
         failures=tuple(failures),
     )
 
