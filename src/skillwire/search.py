@@ -27,9 +27,10 @@ import math
 import re
 import unicodedata
 from array import array
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import snowballstemmer
 
@@ -89,6 +90,29 @@ class _Term:
     impacts: array[float]
     live: int = 0
     order: tuple[array[int], array[float]] | None = None  # the best postings, best first; None: stale
+
+
+def skill_document(key: Hashable, uri: str, name: str, description: str, frontmatter: Mapping[str, Any]) -> Document:
+    """A skill as search indexes it: name, description, and as other text the words of its path (from its SKILL.md
+    `uri`) and the other string values of its frontmatter (metadata values, compatibility, tags, ...), bounded."""
+    other = [uri.split("://", 1)[-1].removesuffix("SKILL.md"), *_strings(frontmatter, skip=("name", "description"))]
+    return Document(key, name, description, " ".join(other)[:OTHER_CHARS])
+
+
+OTHER_CHARS = 2_000  # other frontmatter text indexed per skill, at most
+
+
+def _strings(value: Any, skip: Sequence[str] = (), depth: int = 0) -> list[str]:
+    """The string values in frontmatter, depth-first, at most four levels down."""
+    if isinstance(value, str):
+        return [value]
+    if depth > 3:
+        return []
+    if isinstance(value, Mapping):
+        return [text for key, item in value.items() if key not in skip for text in _strings(item, depth=depth + 1)]
+    if isinstance(value, list | tuple):
+        return [text for item in value for text in _strings(item, depth=depth + 1)]
+    return []
 
 
 @dataclass(frozen=True, slots=True)

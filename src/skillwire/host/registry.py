@@ -25,13 +25,12 @@ The search index follows every change to the registry, one skill at a time, and 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from skillwire.errors import SkillwireError
 from skillwire.host.entry import SkillEntry
-from skillwire.search import Document, SearchIndex
+from skillwire.search import Document, SearchIndex, skill_document
 
 LOCAL_ORIGIN = "local"
 
@@ -200,26 +199,8 @@ class Registry:
 
 def _document(skill: RegisteredSkill) -> Document:
     """What search indexes of a skill: its name, description, other frontmatter text and the words of its path."""
-    other = [skill.key.uri.split("://", 1)[-1].removesuffix("SKILL.md")]
-    if skill.entry is not None:
-        other += _strings(skill.entry.frontmatter, skip=("name", "description"))
-    return Document(skill.key, skill.name, skill.description, " ".join(other)[:_OTHER_CHARS])
-
-
-_OTHER_CHARS = 2_000  # other frontmatter text indexed per skill, at most
-
-
-def _strings(value: Any, skip: Sequence[str] = (), depth: int = 0) -> list[str]:
-    """The string values in frontmatter (metadata values, compatibility, tags, ...), bounded in depth."""
-    if isinstance(value, str):
-        return [value]
-    if depth > 3:
-        return []
-    if isinstance(value, Mapping):
-        return [text for key, item in value.items() if key not in skip for text in _strings(item, depth=depth + 1)]
-    if isinstance(value, list | tuple):
-        return [text for item in value for text in _strings(item, depth=depth + 1)]
-    return []
+    frontmatter = skill.entry.frontmatter if skill.entry is not None else {}
+    return skill_document(skill.key, skill.key.uri, skill.name, skill.description, frontmatter)
 
 
 def _handles(label: str, items: Sequence[tuple[str, str, Sequence[str]]]) -> dict[str, str]:
