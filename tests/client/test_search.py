@@ -17,10 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillwire.client.host import Host
-from skillwire.client.tools import skill_tools
+from skillwire import Host, LocalSkill, skill_tools
 from skillwire.host.catalog_text import HEADER, catalog_text
-from skillwire.host.registry import LocalSkill
 from tests.support.servers import HttpServer, http_server
 
 pytestmark = pytest.mark.anyio
