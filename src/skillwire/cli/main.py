@@ -145,6 +145,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--quiet", action="store_true", help="print no summary")
     serve.add_argument(
+        "--search-tool",
+        action="store_true",
+        help="add an MCP tool search_skills that ranks the served skills for a few words (for hosts without search)",
+    )
+    serve.add_argument(
+        "--instructions",
+        metavar="TEXT|auto",
+        help="server instructions for the model; 'auto' says the server has skills and how to find them",
+    )
+    serve.add_argument(
         "--digest-cache",
         metavar="FILE",
         help="remember digests and the catalog in FILE: a restart serves at once and then checks the disk",
@@ -474,7 +484,19 @@ def _serve(args: argparse.Namespace) -> int:
         print_summary(catalog, sys.stderr)
         if extension.service.restored:
             err(f"{PROG}: restored from {args.digest_cache}; checking the disk in the background")
-    server = build_server(extension)
+    search = None
+    if args.search_tool:
+        from skillwire.server.search_tool import SkillSearch
+
+        search = SkillSearch(extension)
+    instructions = args.instructions
+    if instructions == "auto":
+        from skillwire.server.search_tool import auto_instructions
+
+        instructions = auto_instructions(catalog, search_tool=search is not None, scoped=callers is not None)
+    server = build_server(extension, instructions=instructions)
+    if search is not None:
+        search.install(server)
     live = LiveReload(
         extension.service, watch=args.watch, callers=callers, max_listen_streams=limits.max_listen_streams
     )

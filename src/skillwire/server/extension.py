@@ -68,7 +68,8 @@ class SkillsExtension(Extension):
         self.service = service
         self.callers = callers
 
-    async def _scope(self) -> Visibility | None:
+    async def scope(self) -> Visibility | None:
+        """What the current request's caller may see (None: everything)."""
         return None if self.callers is None else await self.callers.scope()
 
     @classmethod
@@ -108,25 +109,25 @@ class SkillsExtension(Extension):
     # -- handlers ----------------------------------------------------------------------------------------------------
 
     async def _skills_list(self, ctx: ServerRequestContext[Any, Any], params: SkillsListParams) -> HandlerResult:
-        return self.service.list_skills(params.cursor, modern=_modern(ctx), scope=await self._scope())
+        return self.service.list_skills(params.cursor, modern=_modern(ctx), scope=await self.scope())
 
     async def _skills_get(self, ctx: ServerRequestContext[Any, Any], params: SkillsGetParams) -> HandlerResult:
-        return await self.service.get_skill(params.uri, modern=_modern(ctx), scope=await self._scope())
+        return await self.service.get_skill(params.uri, modern=_modern(ctx), scope=await self.scope())
 
     async def _directory_read(self, ctx: ServerRequestContext[Any, Any], params: DirectoryReadParams) -> HandlerResult:
         return await self.service.read_directory(
-            params.uri, params.cursor, modern=_modern(ctx), scope=await self._scope()
+            params.uri, params.cursor, modern=_modern(ctx), scope=await self.scope()
         )
 
     async def _resources_read(
         self, ctx: ServerRequestContext[Any, Any], params: ReadResourceRequestParams
     ) -> HandlerResult:
-        return await self.service.read_resource(params.uri, modern=_modern(ctx), scope=await self._scope())
+        return await self.service.read_resource(params.uri, modern=_modern(ctx), scope=await self.scope())
 
     async def _resources_list(
         self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams
     ) -> HandlerResult:
-        return self.service.list_resources(params.cursor, modern=_modern(ctx), scope=await self._scope())
+        return self.service.list_resources(params.cursor, modern=_modern(ctx), scope=await self.scope())
 
     # -- middleware --------------------------------------------------------------------------------------------------
 
