@@ -17,9 +17,10 @@ import pydantic_core
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from skillwire import frontmatter as fm
 from skillwire.errors import FrontmatterError
 from skillwire.frontmatter import JSONValue, frontmatter_differences, parse_skill_md, parse_yaml_mapping
+from skillwire.frontmatter._compose import parse_full
+from skillwire.frontmatter._fast_yaml import parse_simple
 from tests.test_frontmatter_fast import TRICKY_KEYS, TRICKY_VALUES, _exactly
 
 # The Python objects the parser builds grow linearly with its input: a str per scalar, a container
@@ -199,10 +200,10 @@ def simple_texts(draw: st.DrawFn) -> str:
 
 @given(simple_texts())
 def test_fast_path_agrees_with_the_full_parser_wherever_it_answers(text: str) -> None:
-    """skillwire guarantee (frontmatter.py): the regex fast path gives exactly the full parser's object, or declines."""
-    fast = fm._parse_simple(text)
+    """skillwire guarantee (_fast_yaml.py): the regex fast path gives exactly the full parser's object, or declines."""
+    fast = parse_simple(text)
     if fast is None:
         return
-    full = fm._parse_full(text, path="SKILL.md", first_line=2)
+    full = parse_full(text, path="SKILL.md", first_line=2)
     assert _exactly(fast, full), f"fast: {fast!r}\nfull: {full!r}"
     assert all(not isinstance(v, float) or math.isfinite(v) for v in fast.values())
