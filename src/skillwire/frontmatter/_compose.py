@@ -45,6 +45,7 @@ from skillwire.frontmatter._resolve import (
     resolve_plain,
     resolve_tagged,
 )
+from skillwire.names import json_type
 
 # yaml v2 `toJS({maxAliasCount: 100})`: an alias resolution counts the anchor's uses
 # times the aliases inside it; over 100 is refused as a resource-exhaustion attack.
@@ -85,27 +86,14 @@ def parse_full(text: str, *, path: str, first_line: int) -> dict[str, JSONValue]
             line=first_line,
         )
     if not isinstance(root, dict):
+        kind = "a single string" if isinstance(root, str) else json_type(root)
         raise FrontmatterError(
-            f"frontmatter must be a YAML mapping of fields ('name: ...'), but it is {_describe(root)}; "
-            "write 'key: value' lines",
+            f"frontmatter must be a YAML mapping of fields ('name: ...'), but it is {kind}; write 'key: value' lines",
             rule="frontmatter-not-mapping",
             path=path,
             line=first_line,
         )
     return root
-
-
-def _describe(value: object) -> str:
-    """What a non-mapping frontmatter is, for the error."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a single string"
-    return "a list"
 
 
 class _Composer:
