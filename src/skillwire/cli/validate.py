@@ -26,7 +26,7 @@ from typing import Any, TextIO
 from skillwire.catalog import Catalog
 from skillwire.cli.errors import nothing_found
 from skillwire.cli.output import Styled, Terminal, say_json
-from skillwire.fields import RULES as OPTIONAL_FIELD_RULES
+from skillwire.fixes import FIXES
 from skillwire.lint import LintWarning, lint_skill_md
 from skillwire.sources.filesystem import FolderSource, shown_name
 from skillwire.sources.ignore import IGNORE_FILE
@@ -37,42 +37,6 @@ MAX_SKILL_MD_BYTES = 8 << 20  # a SKILL.md larger than this is not linted (the f
 SCHEMA_VERSION = 1
 _QUIET = frozenset({IGNORE_FILE, ".gitkeep"})  # left out on purpose: saying so would be noise
 PER_GROUP = 3  # example paths shown per message without -v
-
-# How to fix each refusal rule (the rule names are the server's; the message says what is wrong).
-FIXES: dict[str, str] = {
-    "root-missing": "check the path",
-    "root-not-folder": "pass a folder of skills, or a skill folder",
-    "unreadable": "fix the file's permissions",
-    "link-dangles": "remove the link or restore its target",
-    "link-escapes": "copy the target into the skill instead of linking outside the served root",
-    "link-loop": "remove the link",
-    "not-a-file": "remove it: only regular files and folders can be served",
-    "file-name-encoding": "rename it to valid UTF-8",
-    "file-name-control": "rename it without control characters (tab, newline, escape)",
-    "file-name-backslash": "rename it without '\\'",
-    "uri-too-long": "shorten folder or file names",
-    "duplicate-uri": "rename one of the folders: two roots publish the same skill path",
-    "path-authority": "rename the top folder to lowercase letters, digits and '-'",
-    "not-utf8": "save SKILL.md as UTF-8",
-    "frontmatter-missing": "start SKILL.md with '---', the fields 'name' and 'description', then '---'",
-    "frontmatter-empty": "add 'name' and 'description' between the '---' lines",
-    "frontmatter-unterminated": "add a '---' line after the last field",
-    "frontmatter-not-mapping": "write the frontmatter as 'key: value' lines",
-    "yaml-syntax": "quote values that contain ': ', ' #' or start with a symbol; indent with spaces",
-    "yaml-duplicate-key": "keep one of the two fields",
-    "yaml-not-json": "quote the value so it is a string",
-    "yaml-alias-limit": "write the values out instead of using aliases",
-    "yaml-too-deep": "flatten the frontmatter: nest lists and mappings at most 64 levels deep",
-    "yaml-surrogate": "write the whole character (a \\ud83d\\ude00 pair, or the character itself), not half",
-    "name-missing": "add 'name: <folder name>' to the frontmatter",
-    "name-format": "use 1-64 lowercase letters, digits and single hyphens",
-    "name-mismatch": "make 'name' equal the folder name (or rename the folder)",
-    "description-missing": "add 'description: what the skill does and when to use it'",
-    "description-format": "make 'description' a string of 1-1024 characters",
-    "limit-files": "split the skill, or ignore build output in .skillwireignore",
-    "limit-size": "split the skill, or move large assets out of it",
-    **{rule.id: rule.fix for rule in OPTIONAL_FIELD_RULES},  # license, compatibility, metadata, allowed-tools
-}
 
 
 def run_validate(args: argparse.Namespace) -> int:
