@@ -284,6 +284,12 @@ def _network_options(serve: argparse.ArgumentParser) -> None:
         help="also answer requests for this Host (repeatable; loopback names always work)",
     )
     net.add_argument(
+        "--replica-name",
+        type=_replica_name,
+        metavar="NAME",
+        help="this replica's name behind a load balancer: session ids start with NAME. (see deploy/)",
+    )
+    net.add_argument(
         "--max-connections",
         type=_positive_int,
         default=limits.DEFAULT_MAX_CONNECTIONS,
@@ -332,6 +338,15 @@ def _network_options(serve: argparse.ArgumentParser) -> None:
         metavar="MB",
         help="MiB of large files (1 MiB and up) read at once; more reads wait (default %(default)s)",
     )
+
+
+def _replica_name(text: str) -> str:
+    from skillwire.server.replica import check_replica_name
+
+    try:
+        return check_replica_name(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _positive_float(text: str) -> float:
@@ -437,6 +452,8 @@ def _serve(args: argparse.Namespace) -> int:
     address = None if args.http is None else _host_port(args.http)
     if address is None and (args.auth_issuer or args.token_file or args.required_scope):
         raise UsageError("--auth-issuer, --token-file and --required-scope apply to --http only (stdio has no callers)")
+    if address is None and args.replica_name is not None:
+        raise UsageError("--replica-name applies to --http only (a stdio server has one client and no balancer)")
     callers = None
     if args.scopes is not None:  # a bad policy is reported before scanning, as the only line
         from skillwire.server.scopes_file import PolicyFile
@@ -507,6 +524,7 @@ def _serve(args: argparse.Namespace) -> int:
             hosts=hosts,
             auth=auth,
             callers=callers,
+            replica=args.replica_name,
         )
 
     with contextlib.suppress(KeyboardInterrupt):

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from skillwire.errors import SkillwireError
 from skillwire.host.entry import SkillEntry
+from skillwire.uri import same_uri
 
 LOCAL_ORIGIN = "local"
 
@@ -110,7 +111,11 @@ class Registry:
 
     def update_entry(self, label: str, entry: SkillEntry) -> RegisteredSkill:
         """Record a fresher entry for one skill (from skills/get), adding it if it was not listed."""
-        current = {uri: s.entry for uri, s in self._by_origin.get(label, {}).items() if s.entry is not None}
+        current = {
+            uri: s.entry
+            for uri, s in self._by_origin.get(label, {}).items()
+            if s.entry is not None and not same_uri(uri, entry.uri)
+        }
         current[entry.uri] = entry
         self.set_origin(label, current.values())
         return self._by_origin[label][entry.uri]
@@ -146,7 +151,7 @@ class Registry:
         label, sep, rest = ref.partition(":")
         if sep and label in self._by_origin and not rest.startswith("//"):
             for skill in self._by_origin[label].values():
-                if skill.handle == ref or skill.key.uri == rest:
+                if skill.handle == ref or ("://" in rest and same_uri(skill.key.uri, rest)):
                     return skill
             named = sorted(s.handle for s in self._by_origin[label].values() if s.name == rest)
             if named:

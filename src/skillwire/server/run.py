@@ -34,6 +34,7 @@ from skillwire.server.connections import guarded_protocol, throttled_resource_er
 from skillwire.server.extension import SkillsExtension
 from skillwire.server.guard import HostOriginGuard, HostPolicy
 from skillwire.server.limits import ServeLimits
+from skillwire.server.replica import ReplicaSessions
 from skillwire.server.service import SkillService
 from skillwire.server.sessions import SessionCap
 from skillwire.server.stdin import claimed_stdin
@@ -107,9 +108,18 @@ def http_app(
 
 
 def guarded_app(
-    server: Server[Any], app: ASGIApp, policy: HostPolicy, limits: ServeLimits, service: SkillService | None = None
+    server: Server[Any],
+    app: ASGIApp,
+    policy: HostPolicy,
+    limits: ServeLimits,
+    service: SkillService | None = None,
+    *,
+    replica: str | None = None,
 ) -> ASGIApp:
-    """`app` (from `http_app`) behind the Host/Origin guard, the session cap and, with `service`, the read budget."""
+    """`app` (from `http_app`) behind the Host/Origin guard, the session cap and, with `service`, the read budget.
+
+    `replica`: this process's name among replicas behind a balancer; its session ids then carry it (`replica.py`).
+    """
     guarded: ASGIApp = SessionCap(
         app,
         server.session_manager,
@@ -119,6 +129,8 @@ def guarded_app(
     )
     if service is not None:
         guarded = ReadBudget(guarded, _size_in(service), mcp_path=MCP_PATH, budget=ByteBudget(limits.read_budget))
+    if replica is not None:
+        guarded = ReplicaSessions(guarded, replica=replica, mcp_path=MCP_PATH)
     return HostOriginGuard(guarded, policy)
 
 
@@ -163,6 +175,7 @@ async def serve_http(
     callers: CallerResolver | None = None,
     limits: ServeLimits | None = None,
     hosts: HostPolicy | None = None,
+    replica: str | None = None,
 ) -> None:
     """Serve streamable HTTP on an already-bound socket until cancelled (`live`: installed on `server`).
 
@@ -170,6 +183,7 @@ async def serve_http(
     `auth`: who may call (every route but the metadata needs a token); None: anyone who can connect.
     `callers`: each caller's view of the catalog (`--scopes`). `limits`: connection, session and read
     bounds (`limits.py`). `hosts`: the Host values answered (default: the loopback names on this port).
+    `replica`: this server's name behind a load balancer (`replica.py`); None: session ids carry no name.
     """
     host, port = sock.getsockname()[:2]
     limits = (limits or ServeLimits()).fitted_to_fd_limit()
@@ -183,6 +197,7 @@ async def serve_http(
             policy,
             limits,
             service,
+            replica=replica,
         ),
         log_level="warning",
         log_config=None,

@@ -19,8 +19,8 @@ from typing import Any
 
 from mcp.shared.exceptions import MCPError
 
-from skillwire.client.host import Host
 from skillwire.errors import SkillwireError
+from skillwire.host.host import Host
 from skillwire.host.policy import display_text
 
 ToolCall = Callable[[Mapping[str, Any]], Awaitable[str]]
@@ -67,13 +67,16 @@ def skill_tools(host: Host) -> tuple[SkillTool, ...]:
         return loaded.text
 
     async def read_skill_file(args: Mapping[str, Any]) -> str:
-        return await host.read_skill_text(_arg(args, "skill"), _arg(args, "path"))
+        base = args.get("base")
+        if base is not None and not isinstance(base, str):
+            raise ToolArgumentError("'base' must be a string")
+        return await host.read_skill_text(_arg(args, "skill"), _arg(args, "path"), base=base or None)
 
     async def list_skill_directory(args: Mapping[str, Any]) -> str:
         path = args.get("path", "")
         if not isinstance(path, str):
             raise ToolArgumentError("'path' must be a string")
-        items = host.list_skill_directory(_arg(args, "skill"), path)
+        items = await host.list_skill_directory(_arg(args, "skill"), path)
         return json.dumps(
             [{"name": i.name, "type": "directory" if i.is_directory else "file", "size": i.size} for i in items],
             ensure_ascii=False,
@@ -104,7 +107,16 @@ def skill_tools(host: Host) -> tuple[SkillTool, ...]:
             "Read a file of a loaded skill, by its path relative to the skill's folder (e.g. 'templates/invoice.md').",
             {
                 "type": "object",
-                "properties": {"skill": _SKILL_ARG, "path": {"type": "string", "description": "Path in the skill."}},
+                "properties": {
+                    "skill": _SKILL_ARG,
+                    "path": {"type": "string", "description": "Path in the skill."},
+                    "base": {
+                        "type": "string",
+                        "description": "The file the path was written in, if it is not the skill's own SKILL.md "
+                        "(e.g. 'security-review/SKILL.md'): a path in a nested skill's file is relative to that "
+                        "nested skill's folder.",
+                    },
+                },
                 "required": ["skill", "path"],
                 "additionalProperties": False,
             },
