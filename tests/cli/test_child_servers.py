@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
@@ -18,7 +17,7 @@ import pytest
 
 from skillwire.cli.child import SHOWN_LINES, StderrTail
 from skillwire.cli.main import main
-from tests.support.servers import EXAMPLE_SKILLS, REPO_ROOT
+from tests.support.servers import EXAMPLE_SKILLS, run_skillwire
 
 FREEZE_S = 60.0
 
@@ -43,15 +42,7 @@ def test_a_skillwire_child_is_this_installation_without_a_venv_on_path(
     (`inspect` and `pull` split SERVER through the same `server_target`; `host` has its own `--server` parsing.)
     """
     server = f"skillwire serve {shlex.quote(str(EXAMPLE_SKILLS))}"
-    run = subprocess.run(
-        [sys.executable, "-m", "skillwire", "host", "--server", f"docs={server}"],
-        env=no_venv_path,
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=FREEZE_S,
-        check=False,
-    )
+    run = run_skillwire("host", "--server", f"docs={server}", env=no_venv_path, timeout=FREEZE_S)
     assert run.returncode == 0, run.stderr
     assert "pdf-processing" in run.stdout
     assert not (tmp_path / "decoy-ran").exists()

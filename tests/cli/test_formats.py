@@ -20,18 +20,10 @@ from skillwire.cli.formats import Annotation, github_command
 from skillwire.cli.main import main, print_summary
 from skillwire.sources.filesystem import FolderSource
 from tests.support.servers import HttpServer, run_skillwire
+from tests.support.skills import write_skill
 
 TAMPERED = f"{sys.executable} -m tests.support.hostile tampered"
 FREEZE_S = 60.0
-
-
-def _skill(root: Path, folder: str, name: str | None = None) -> Path:
-    skill = root / folder
-    skill.mkdir(parents=True, exist_ok=True)
-    (skill / "SKILL.md").write_text(
-        f"---\nname: {name or folder.rsplit('/', 1)[-1]}\ndescription: A skill\n---\nBody.\n", encoding="utf-8"
-    )
-    return skill
 
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -85,10 +77,10 @@ def test_every_reporting_command_takes_one_format_option(argv: list[str], capsys
 @pytest.fixture
 def mixed(tmp_path: Path) -> Path:
     """A folder with one good skill, one refused (its name is not its folder's) and two sharing the name `pdf`."""
-    _skill(tmp_path, "good")
-    _skill(tmp_path, "bad", name="other")
-    _skill(tmp_path, "acme/pdf")
-    _skill(tmp_path, "globex/pdf")
+    write_skill(tmp_path, "good")
+    write_skill(tmp_path, "bad", name="other")
+    write_skill(tmp_path, "acme/pdf")
+    write_skill(tmp_path, "globex/pdf")
     return tmp_path
 
 

@@ -16,13 +16,7 @@ import pytest
 
 from skillwire.cli.main import main
 from tests.support.servers import EXAMPLE_SKILLS, HttpServer, serve_command
-
-
-def _skill(root: Path, folder: str) -> None:
-    skill = root / folder
-    skill.mkdir(parents=True)
-    name = folder.rsplit("/", 1)[-1]
-    (skill / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {folder}\n---\nBody.\n", encoding="utf-8")
+from tests.support.skills import write_skill
 
 
 def test_pull_by_name_pulls_the_one_skill_with_that_name(
@@ -40,8 +34,8 @@ def test_an_ambiguous_name_is_an_error_listing_every_candidate(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Two skills named `pdf` (at acme/pdf and globex/pdf): nothing is written, both URIs are listed."""
-    _skill(tmp_path / "skills", "acme/pdf")
-    _skill(tmp_path / "skills", "globex/pdf")
+    write_skill(tmp_path / "skills", "acme/pdf")
+    write_skill(tmp_path / "skills", "globex/pdf")
     dest = tmp_path / "dest"
     command = shlex.join(serve_command([tmp_path / "skills"]))
     assert main(["pull", command, "pdf", str(dest)]) == 1
