@@ -285,3 +285,12 @@ def test_markdown_turns_no_source_text_into_markup(source: str) -> None:
         assert f'href="{scheme}' not in html.lower()
     assert "vbscript" not in "".join(re.findall(r'href="[^"]*"', html))
     assert "onmouseover=" not in html.replace("onmouseover=&quot;", "")  # only ever inside an escaped attribute
+
+
+def test_a_long_skill_md_is_rendered_up_to_the_cap_and_says_so() -> None:
+    """Rendering is pure Python (seconds per 100,000 hostile characters): past the cap the page says what it left."""
+    from skillwire.server.catalog_page import MAX_RENDERED_CHARS, render_markdown
+
+    html = render_markdown("x" * (MAX_RENDERED_CHARS + 5_000))
+    assert html.endswith('<p class="error">5,000 more characters are not shown here; read SKILL.md over MCP.</p>')
+    assert html.count("x") == MAX_RENDERED_CHARS

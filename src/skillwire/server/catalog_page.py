@@ -25,6 +25,7 @@ from html import escape
 from typing import Any
 from urllib.parse import quote
 
+import anyio.to_thread
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mcp.shared.exceptions import MCPError
@@ -144,9 +145,10 @@ async def render_skill(service: SkillService, skill: Skill, *, scope: Visibility
         result = await service.read_resource(skill.uri, modern=True, scope=scope)
         content: dict[str, Any] = result["contents"][0]
         text = content.get("text")
-        body = (
-            render_markdown(strip_frontmatter(text)) if isinstance(text, str) else "<p>SKILL.md is not UTF-8 text.</p>"
-        )
+        if isinstance(text, str):  # in a worker thread: a long SKILL.md must not hold up /mcp's requests
+            body = await anyio.to_thread.run_sync(render_markdown, strip_frontmatter(text))
+        else:
+            body = "<p>SKILL.md is not UTF-8 text.</p>"
     except MCPError as err:
         body = f'<p class="error">SKILL.md cannot be read: {escape(str(err))}</p>'
     fm_rows = "".join(
@@ -195,6 +197,9 @@ def _size(size: int) -> str:
 _FRONTMATTER = re.compile(r"\A\ufeff?---[ \t]*\r?\n.*?^---[ \t]*(?:\r?\n|\Z)", re.DOTALL | re.MULTILINE)
 _SAFE_SCHEMES = ("http:", "https:", "mailto:")  # a link elsewhere (relative, javascript:, data:, file:) is text
 _LINK_REL = "noopener noreferrer nofollow"
+# markdown-it-py is pure Python: about 2 s per 100,000 characters at worst (a run of `[`), 0.1 s for prose. The
+# Agent Skills spec asks for a SKILL.md under 500 lines; the rest of a longer one is left out, and said so.
+MAX_RENDERED_CHARS = 64 * 1024
 
 # CommonMark plus tables; raw HTML is not recognised (`html: False`), so `<script>` in SKILL.md is shown as text;
 # images are off (the page loads nothing from elsewhere: its CSP would block them anyway). markdown-it-py also
@@ -212,9 +217,10 @@ def render_markdown(text: str) -> str:
 
     Headings move down one level (the page's own `<h1>` is the skill's name). A link to an http(s) or mailto URL
     is a link that opens without a referrer; any other target (a file of the skill, a relative path) is shown
-    as its text, with the target in its title.
+    as its text, with the target in its title. Past `MAX_RENDERED_CHARS` the text is cut, and a line says so.
     """
-    tokens = _MARKDOWN.parse(text)
+    cut = len(text) - MAX_RENDERED_CHARS
+    tokens = _MARKDOWN.parse(text[:MAX_RENDERED_CHARS])
     for token in tokens:
         if token.type in ("heading_open", "heading_close"):
             token.tag = f"h{min(int(token.tag[1]) + 1, 6)}"
@@ -227,7 +233,10 @@ def render_markdown(text: str) -> str:
             else:
                 child.tag, child.attrs = "span", {"class": "link", "title": href}
                 _closing_link(token.children or [], child).tag = "span"
-    return str(_MARKDOWN.renderer.render(tokens, _MARKDOWN.options, {}))
+    html = str(_MARKDOWN.renderer.render(tokens, _MARKDOWN.options, {}))
+    if cut > 0:
+        html += f'<p class="error">{cut:,} more characters are not shown here; read SKILL.md over MCP.</p>'
+    return html
 
 
 def _closing_link(children: list[Token], opening: Token) -> Token:
