@@ -19,7 +19,7 @@ import pytest
 from skillwire.cli.formats import Annotation, github_command
 from skillwire.cli.main import main, print_summary
 from skillwire.sources.filesystem import FolderSource
-from tests.support.servers import HttpServer, run_skillwire
+from tests.support.servers import REPO_ROOT, HttpServer, run_skillwire
 from tests.support.skills import write_skill
 
 TAMPERED = f"{sys.executable} -m tests.support.hostile tampered"
@@ -215,3 +215,19 @@ def test_pull_reports_in_json(server: HttpServer, tmp_path: Path, capsys: pytest
     assert report["dest"] == str(tmp_path / "g")
     assert "SKILL.md" in report["files"]
     assert report["verified"] is True
+
+
+def test_the_readme_github_example_is_what_validate_prints(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's `validate --format github .` block, run as written in the folder it describes."""
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    prompt = "$ skillwire validate --format github .\n"
+    shown = readme[readme.index(prompt) + len(prompt) :].split("```", 1)[0]
+    write_skill(tmp_path, "Wrong")
+    write_skill(tmp_path, "acme/pdf")
+    write_skill(tmp_path, "globex/pdf")
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = _run(["validate", "--format", "github", "."], capsys)
+    assert code == 1
+    assert out == shown
