@@ -151,7 +151,7 @@ async def test_a_nested_skill_md_reference_resolves_against_the_nested_root(nest
         )
         names = [i.name for i in await host.list_skill_directory("docs:code-review", "references", base=base)]
         assert names == ["checklist.md"]
-        text = await skill_tools(host)[2].call(
+        text = await {t.name: t for t in skill_tools(host)}["read_skill_file"].call(
             {"skill": "docs:code-review", "path": "references/checklist.md", "base": base}
         )
     assert 'resource="skill://code-review/security-review/references/checklist.md"' in text

@@ -209,7 +209,7 @@ def test_a_snapshot_naming_a_file_outside_the_roots_is_refused(
     secret = tmp_path / "secret.txt"
     secret.write_text("do not serve\n")
     for tampered in (
-        snapshot.replace(b"{}]", b'{"scripts/run.py":"' + str(secret).encode() + b'"}]', 1),
+        snapshot.replace(b"{},[]]", b'{"scripts/run.py":"' + str(secret).encode() + b'"},[]]', 1),
         snapshot.replace(b'"scripts/run.py"', b'"../../secret.txt"', 1),
     ):
         assert tampered != snapshot

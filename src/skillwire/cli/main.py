@@ -33,7 +33,7 @@ import skillwire
 from skillwire.catalog import Catalog, Refusal
 from skillwire.cli.errors import CliError, UsageError, nothing_found
 from skillwire.cli.formats import Annotation, add_format_option, emit, github_command
-from skillwire.cli.output import SafeFormatter, err, say
+from skillwire.cli.output import JsonFormatter, SafeFormatter, err, say
 from skillwire.errors import AuthenticationRequired, SkillwireError
 from skillwire.server.defaults import DEFAULT_CACHE_SCOPE, DEFAULT_PAGE_SIZE, DEFAULT_TTL_MS
 
@@ -49,7 +49,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     handler = logging.StreamHandler(sys.stderr)
     # Log messages interpolate URIs and file names chosen by others: each record is made terminal safe.
-    handler.setFormatter(SafeFormatter(f"{PROG}: %(levelname)s %(name)s: %(message)s"))
+    if args.log_format == "json":
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(SafeFormatter(f"{PROG}: %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(
         level=logging.DEBUG if args.debug else (logging.INFO if args.verbose else logging.WARNING),
         handlers=[handler],
@@ -106,6 +109,9 @@ def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("-v", "--verbose", action="store_true", help="log what the server does")
     common.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
+    common.add_argument(
+        "--log-format", choices=("text", "json"), default="text", help="log records as text or as JSON lines"
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     client_auth = argparse.ArgumentParser(add_help=False)
     credentials = client_auth.add_argument_group("authentication (http(s) servers)")
@@ -142,6 +148,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--quiet", action="store_true", help="print no summary")
     add_format_option(serve)  # of the start summary, on stderr
+    serve.add_argument(
+        "--search-tool",
+        action="store_true",
+        help="add an MCP tool search_skills that ranks the served skills for a few words (for hosts without search)",
+    )
+    serve.add_argument(
+        "--instructions",
+        metavar="TEXT|auto",
+        help="server instructions for the model; 'auto' says the server has skills and how to find them",
+    )
     serve.add_argument(
         "--digest-cache",
         metavar="FILE",
@@ -481,7 +497,19 @@ def _serve(args: argparse.Namespace) -> int:
         emit(args.format, serve_report(catalog, args.paths), out=sys.stderr)
     if not args.quiet and extension.service.restored:
         err(f"{PROG}: restored from {args.digest_cache}; checking the disk in the background")
-    server = build_server(extension)
+    search = None
+    if args.search_tool:
+        from skillwire.server.search_tool import SkillSearch
+
+        search = SkillSearch(extension)
+    instructions = args.instructions
+    if instructions == "auto":
+        from skillwire.server.search_tool import auto_instructions
+
+        instructions = auto_instructions(catalog, search_tool=search is not None, scoped=callers is not None)
+    server = build_server(extension, instructions=instructions)
+    if search is not None:
+        search.install(server)
     live = LiveReload(
         extension.service, watch=args.watch, callers=callers, max_listen_streams=limits.max_listen_streams
     )

@@ -60,6 +60,7 @@ from skillwire.host.approvals import (
     diff_content,
     requested_grants,
 )
+from skillwire.host.catalog_text import catalog_text
 from skillwire.host.entry import EntryResource, InvalidEntry, SkillEntry
 from skillwire.host.limits import DEFAULT_LIMITS, ClientLimits
 from skillwire.host.policy import display_text, effective_frontmatter, origin_tag, tag_for_model
@@ -70,6 +71,10 @@ from skillwire.manifest import MAX_TOTAL_BYTES
 from skillwire.uri import same_uri
 
 logger = logging.getLogger(__name__)
+
+
+_CONVERSATION_CHARS = 2_000  # the end of a conversation that ranks the catalog prompt (recent turns matter most)
+_SHORTEST_LINE = 16  # no catalog line is shorter: bounds how many skills a budget can show
 
 
 class HostError(SkillwireError):
@@ -358,20 +363,40 @@ class Host:
 
     def catalog(self) -> tuple[CatalogItem, ...]:
         """Every skill with its handle, display-safe name and description, and origin."""
-        items = []
-        for skill in self.registry.skills():
-            items.append(
-                CatalogItem(
-                    handle=skill.handle,
-                    name=display_text(skill.name, limit=64),
-                    description=display_text(skill.description),
-                    origin=skill.origin,
-                    uri=skill.key.uri,
-                    mcp=skill.is_mcp,
-                    declined=self._declined_reason(skill),
-                )
-            )
-        return tuple(items)
+        return tuple(self._item(skill) for skill in self.registry.skills())
+
+    def search(self, query: str, limit: int = 10) -> tuple[CatalogItem, ...]:
+        """The `limit` skills of every server and of the host's own most relevant to `query`, best first.
+
+        Ranked from listing data only (name, description, other frontmatter text, path; `skillwire.search`): nothing
+        is fetched to search. The index follows each listing as it changes.
+        """
+        return tuple(self._item(skill) for skill in self.registry.search(query, limit))
+
+    def catalog_prompt(self, budget: int, conversation: str | None = None) -> str:
+        """The catalog as system-prompt text in at most `budget` characters (`host/catalog_text.py`).
+
+        With `conversation` (the recent turns), the skills most relevant to its last part come first; otherwise
+        skills are in handle order. A closing line says how many more exist and that `search_skills` finds them.
+        """
+        items = self.catalog()
+        if conversation:
+            shown_at_most = max(1, budget // _SHORTEST_LINE)
+            ranked = self.search(conversation[-_CONVERSATION_CHARS:], limit=min(len(items), shown_at_most))
+            first = {item.handle for item in ranked}
+            items = (*ranked, *(item for item in items if item.handle not in first))
+        return catalog_text(items, budget=budget)
+
+    def _item(self, skill: RegisteredSkill) -> CatalogItem:
+        return CatalogItem(
+            handle=skill.handle,
+            name=display_text(skill.name, limit=64),
+            description=display_text(skill.description),
+            origin=skill.origin,
+            uri=skill.key.uri,
+            mcp=skill.is_mcp,
+            declined=self._declined_reason(skill),
+        )
 
     def collisions(self) -> dict[str, tuple[str, ...]]:
         """Skill names carried by several skills, across servers and the host's own: to show the user."""

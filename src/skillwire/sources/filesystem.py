@@ -104,6 +104,7 @@ class _Walk:
     skill_dirs: list[str] = field(default_factory=list)
     skill_rules: dict[str, tuple[str, IgnoreRules]] = field(default_factory=dict)
     linked: bool = False  # a symbolic link was followed: a path's location is not root + rel
+    folders: list[str] = field(default_factory=list)  # empty branches: folders below which nothing was recorded
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +135,7 @@ class _RootState:
     real_root: str
     files: list[_FileRecord]
     rels: list[str]  # [f.rel for f in files], for bisecting
+    folders: list[str]  # sorted: the empty branches (`Skill.folders`), root-relative
     bad_paths: list[Refusal]
     skill_dirs: list[str]  # sorted
     rules: dict[str, tuple[str, IgnoreRules]]
@@ -302,6 +304,7 @@ class FolderSource:
                         [rec.mime for rec in members],
                         [rec.stamp for rec in members],
                         built.moved or {},
+                        list(built.skill.folders),
                     ]
                 )
             roots.append({"real": state.real_root, "skills": rows})
@@ -378,7 +381,7 @@ class FolderSource:
         walk = _Walk(root=built.root)
         _walk_dir(walk, built.real_dir, built.rel_dir, built.rules, frozenset())
         walk.files.sort(key=_rel_of)
-        return _signature(walk.files, walk.bad_paths, built.rel_dir) != built.signature
+        return _signature(walk.files, walk.bad_paths, built.rel_dir, sorted(walk.folders)) != built.signature
 
     # -- scanning --------------------------------------------------------------------------------------------------
 
@@ -399,6 +402,7 @@ class FolderSource:
             real_root=real_root,
             files=walk.files,
             rels=[f.rel for f in walk.files],
+            folders=sorted(walk.folders),
             bad_paths=walk.bad_paths,
             skill_dirs=sorted(walk.skill_dirs),
             rules=walk.skill_rules,
@@ -531,11 +535,15 @@ def _served_rows(snapshot: Any, roots: Sequence[Path]) -> list[tuple[int, list[A
         if part["real"] != real_root:
             return None  # the root now resolves elsewhere: nothing recorded applies
         for row in part["skills"]:
-            skill_dir, _, frontmatter, line, real_dir, _, rels, digests, sizes, mimes, stamps, moved = row
+            skill_dir, _, frontmatter, line, real_dir, _, rels, digests, sizes, mimes, stamps, moved, folders = row
             if not isinstance(frontmatter, dict) or not isinstance(moved, dict) or type(line) is not int:
                 raise TypeError("malformed skill")
             # str.join and array("q") check every item's type in C (TypeError otherwise): this runs per file.
             joined = "\n".join(rels)
+            if not isinstance(folders, list):
+                raise TypeError("malformed folders")
+            if folders:
+                names.append("\n".join(folders))
             "".join(digests)
             "".join(mimes)
             array("q", sizes)
@@ -568,10 +576,10 @@ def _served_rows(snapshot: Any, roots: Sequence[Path]) -> list[tuple[int, list[A
 
 
 def _skill_from_row(row: list[Any]) -> Skill:
-    _, skill_path, frontmatter, _, _, _, rels, digests, sizes, mimes, _, _ = row
+    _, skill_path, frontmatter, _, _, _, rels, digests, sizes, mimes, _, _, folders = row
     uris = _file_uris(directory_uri(skill_path) + "/", rels)
     files = sorted(map(SkillFile, rels, uris, digests, sizes, mimes), key=_manifest_order)
-    return Skill(tuple(skill_path), frontmatter, tuple(files))
+    return Skill(tuple(skill_path), frontmatter, tuple(files), tuple(folders))
 
 
 def _verified(row: list[Any], trusted_before_ns: int) -> tuple[list[Any], int | None] | None:
@@ -696,7 +704,7 @@ def _priors(
         prior = priors[i]
         if prior is None:
             continue
-        skill_dir, _, frontmatter, line, real_dir, no_rules, rels, digests, sizes, mimes, stamps, moved = row
+        skill_dir, _, frontmatter, line, real_dir, no_rules, rels, digests, sizes, mimes, stamps, moved, folders = row
         prefix = skill_dir + "/" if skill_dir else ""
         members = []
         for rel, digest, size, mime, stamp in zip(rels, digests, sizes, mimes, stamps, strict=True):
@@ -727,7 +735,7 @@ def _priors(
                 skill_dir,
                 rules,
                 real_roots[i],
-                _signature(members, (), skill_dir),
+                _signature(members, (), skill_dir, [prefix + f for f in folders]),
             )
     return priors
 
@@ -812,6 +820,8 @@ def _rewalk(state: _RootState, region: str, progress: Progress | None, distrust:
     built_before: dict[str, _Built | Refusal] = {}
     state.files[lo:hi] = walk.files
     state.rels[lo:hi] = [f.rel for f in walk.files]
+    lo, hi = _span(state.folders, region)
+    state.folders[lo:hi] = sorted(walk.folders)
     state.bad_paths = [b for b in state.bad_paths if not _under(b.path, region)] + walk.bad_paths
     for skill_dir in [d for d in state.skill_dirs if _under(d, region)]:
         built_before[skill_dir] = state.results.pop(skill_dir)
@@ -943,7 +953,9 @@ def _index_skills(
             continue
         bad = [b for b in state.bad_paths if _under(b.path, skill_dir)]
         real_dir, rules = state.rules[skill_dir]
-        signature = _signature(members, bad, skill_dir)
+        lo, hi = _span(state.folders, skill_dir)
+        folders = state.folders[lo:hi]
+        signature = _signature(members, bad, skill_dir, folders)
         before = built_before.get(skill_dir)
         if (
             isinstance(before, _Built)
@@ -955,7 +967,7 @@ def _index_skills(
             continue
         try:
             skill, moved = _build_skill(
-                members, bad, prefix, skill_path, errors, real_dir=real_dir, root_prefix=root_prefix
+                members, bad, prefix, skill_path, errors, real_dir=real_dir, root_prefix=root_prefix, folders=folders
             )
         except SkillError as err:
             rel = err.path or SKILL_FILE
@@ -1057,7 +1069,10 @@ def _walk_dir(
                 continue
             if project is not None and _not_a_skill_tree(project, name, rel, location):
                 continue
+            found = (len(walk.files), len(walk.folders), len(walk.bad_paths))
             _walk_dir(walk, location, rel, rules, ancestors, stat_files=stat_files, project=project)
+            if found == (len(walk.files), len(walk.folders), len(walk.bad_paths)) and _addressable(rel):
+                walk.folders.append(rel)  # empty, or holding only ignored files: a directory all the same
         elif stat.S_ISREG(st.st_mode):
             usual = location == root_prefix + rel
             record = _FileRecord(rel, None if usual else location, st.st_size, hash(file_key(st)))
@@ -1137,12 +1152,14 @@ def _why(exc: BaseException) -> str:
     return str(exc.strerror or exc) if isinstance(exc, OSError) else str(exc)
 
 
-def _signature(members: Sequence[_FileRecord], bad_paths: Iterable[Refusal], skill_dir: str) -> int:
-    """What a walk saw of one skill folder, without reading content (its files with their stamps, and bad
-    paths), hashed: equal for an unchanged folder."""
+def _signature(
+    members: Sequence[_FileRecord], bad_paths: Iterable[Refusal], skill_dir: str, folders: Sequence[str]
+) -> int:
+    """What a walk saw of one skill folder, without reading content (its files with their stamps, bad
+    paths and empty folders), hashed: equal for an unchanged folder."""
     files = tuple((f.rel, f.stamp) for f in members)
     bad = tuple(sorted((b.path, b.rule) for b in bad_paths if _under(b.path, skill_dir)))
-    return hash((files, bad))
+    return hash((files, bad, tuple(folders)))
 
 
 def _bad_paths_outside_skills(state: _RootState) -> list[Refusal]:
@@ -1250,9 +1267,10 @@ def _build_skill(
     *,
     real_dir: str,
     root_prefix: str,
+    folders: Sequence[str] = (),
 ) -> tuple[Skill, dict[str, str] | None]:
     """Validate one skill folder and build its entry (and the files not at `real_dir`/path, if any);
-    raise SkillError naming the broken rule."""
+    raise SkillError naming the broken rule. `folders`: its empty branches (root-relative, sorted)."""
     _check_names(members, prefix, skill_path)
     cut = len(prefix)
     rels = [rec.rel[cut:] for rec in members]
@@ -1293,7 +1311,8 @@ def _build_skill(
             if location != real_dir + "/" + rel:
                 moved[rel] = location
     files.sort(key=_manifest_order)
-    return Skill(skill_path, fm, tuple(files)), moved or None
+    empty = tuple(f[cut:] for f in folders if len(directory_uri(skill_path, f[cut:])) <= MAX_URI_LENGTH)
+    return Skill(skill_path, fm, tuple(files), empty), moved or None
 
 
 def _check_names(members: Sequence[_FileRecord], prefix: str, skill_path: tuple[str, ...]) -> None:
@@ -1370,6 +1389,12 @@ def _check_names_encode(members: Sequence[_FileRecord], prefix: str, skill_path:
                 rule="file-name-encoding",
                 path=shown,
             )
+
+
+def _addressable(rel: str) -> bool:
+    """True if a URI can name the folder at `rel`: UTF-8, and no control character or backslash (a folder
+    that none can name is no directory; holding no file, it refuses no skill)."""
+    return (rel.isascii() or _encodes(rel)) and not UNADDRESSABLE.search(rel)
 
 
 def _encodes(text: str) -> bool:
