@@ -247,6 +247,10 @@ class Catalog(BrowsableCatalog):
         is_skill_md = uri in self._skills if among is None else uri in self._skills and uri in among
         return ServedFile(record, self._locate(owner, record), tuple(owners), is_skill_md)
 
+    def duplicate_names(self) -> dict[str, tuple[str, ...]]:
+        """Names carried by more than one served skill, each with its skills' URIs (no skill is built)."""
+        return duplicate_names(self._skill_uris)
+
     @property
     def file_count(self) -> int:
         """How many distinct files are served (a nested skill's files count once)."""
@@ -336,6 +340,19 @@ def _first(pair: tuple[str, Callable[[], Skill]]) -> str:
 
 def _uri_of(skill: Skill) -> str:
     return skill.uri
+
+
+def duplicate_names(skill_uris: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """Names that two or more skills of one listing share, with their SKILL.md URIs, sorted by name.
+
+    The spec allows it (skills are told apart by path), but a host that keys skills by name sees only one of
+    them: a skillwire choice to warn (issue 11). A skill's name is its last path segment (`name-mismatch`).
+    """
+    by_name: dict[str, list[str]] = {}
+    for uri in skill_uris:
+        name = unquote(uri.rsplit("/", 2)[-2])
+        by_name.setdefault(name, []).append(uri)
+    return {name: tuple(uris) for name, uris in sorted(by_name.items()) if len(uris) > 1}
 
 
 def directory_tree(skills: Iterable[Skill]) -> dict[str, list[DirectoryChild]]:

@@ -123,6 +123,19 @@ def test_skill_page_shows_rendered_skill_md_and_file_table(server: HttpServer, t
     screenshot(tmp_path, base_url(server) + "/skills/alpha", "catalog-skill.png")
 
 
+def test_skill_page_shows_tables_quotes_rules_and_safe_links_in_the_browser(server: HttpServer, tmp_path: Path) -> None:
+    """SKILL.md rendered by markdown-it-py: what Chromium builds from it (issue 11)."""
+    dom = dump_dom(tmp_path, base_url(server) + "/skills/alpha")
+    body = dom[dom.index('id="skill-md"') :]
+    assert re.search(r"<table>\s*<thead>\s*<tr>\s*<th>Chart</th>", body)
+    assert re.search(r"<blockquote>\s*<p>Check the axis labels.</p>\s*</blockquote>", body)
+    assert "<hr>" in body
+    assert '<a href="https://example.com/guide" rel="noopener noreferrer nofollow">the guide</a>' in body
+    index = dump_dom(tmp_path, base_url(server) + "/")
+    assert "use 1-64 lowercase letters, digits and single hyphens" in index[index.index('id="refused"') :]
+    screenshot(tmp_path, base_url(server) + "/skills/alpha", "catalog-markdown.png")
+
+
 def test_html_injection_is_shown_as_text_in_the_browser(server: HttpServer, tmp_path: Path) -> None:
     for path in ("/", "/skills/evil"):
         dom = dump_dom(tmp_path, base_url(server) + path)

@@ -25,17 +25,9 @@ from skillwire.cli.main import main
 from skillwire.cli.validate import FIXES
 from skillwire.sources.filesystem import FolderSource
 from tests.support.servers import EXAMPLE_SKILLS, run_skillwire, serve_command
+from tests.support.skills import write_skill
 
 FREEZE_S = 20.0  # generous: only a freeze (the 25 s+ and 43 s of the issue) goes past it
-
-
-def _write_skill(root: Path, folder: str, name: str | None = None) -> Path:
-    skill = root / folder
-    skill.mkdir(parents=True, exist_ok=True)
-    (skill / "SKILL.md").write_text(
-        f"---\nname: {name or folder.rsplit('/', 1)[-1]}\ndescription: A skill\n---\nBody.\n", encoding="utf-8"
-    )
-    return skill
 
 
 def _one_error_line(stderr: str) -> str:
@@ -51,7 +43,7 @@ def _one_error_line(stderr: str) -> str:
 @pytest.fixture
 def served_on_a_terminal(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
     """`skillwire serve` with a pseudo-terminal for stdin, as a person typing the command has; (process, master fd)."""
-    _write_skill(tmp_path, "hello")
+    write_skill(tmp_path, "hello")
     master, slave = pty.openpty()
     process = subprocess.Popen(serve_command([tmp_path]), stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     os.close(slave)
@@ -111,7 +103,7 @@ def test_ctrl_c_stops_serve_on_a_terminal_at_once(served_on_a_terminal: tuple[su
 
 def test_ctrl_c_stops_serve_on_an_idle_pipe_at_once(tmp_path: Path) -> None:
     """SIGINT while an MCP host's pipe is open but silent (stopped at once before too: pins the new stdin reader)."""
-    _write_skill(tmp_path, "hello")
+    write_skill(tmp_path, "hello")
     process = subprocess.Popen(
         serve_command([tmp_path]), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
@@ -165,7 +157,7 @@ def test_a_missing_root_beside_a_good_one_is_reported_and_the_good_one_checked(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """One bad root among good ones is not "nothing found": the others are still served (and validated)."""
-    _write_skill(tmp_path / "skills", "hello")
+    write_skill(tmp_path / "skills", "hello")
     assert main(["validate", str(tmp_path / "skills"), str(tmp_path / "missing")]) == 1
     out = capsys.readouterr().out
     assert out.startswith("1 skill ok"), out
@@ -178,15 +170,15 @@ def test_a_missing_root_beside_a_good_one_is_reported_and_the_good_one_checked(
 @pytest.fixture
 def repository(tmp_path: Path) -> Path:
     """A project folder: one real skill, and skills that only live in a virtualenv, node_modules or build output."""
-    _write_skill(tmp_path, "skills/hello")
+    write_skill(tmp_path, "skills/hello")
     venv = tmp_path / ".venv"
     (venv / "lib").mkdir(parents=True)
     (venv / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
-    _write_skill(venv / "lib", "site-packages/vendored", name="Not_A_Name")  # refused if it were looked at
-    _write_skill(tmp_path / "env" / "lib", "bundled", name="wrong")  # a virtualenv under any name
+    write_skill(venv / "lib", "site-packages/vendored", name="Not_A_Name")  # refused if it were looked at
+    write_skill(tmp_path / "env" / "lib", "bundled", name="wrong")  # a virtualenv under any name
     (tmp_path / "env" / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
-    _write_skill(tmp_path / "node_modules", "some-package", name="other")
-    _write_skill(tmp_path / "build", "copy", name="stale")
+    write_skill(tmp_path / "node_modules", "some-package", name="other")
+    write_skill(tmp_path / "build", "copy", name="stale")
     (tmp_path / ".gitignore").write_text("/build/\n", encoding="utf-8")
     return tmp_path
 
@@ -212,7 +204,7 @@ def test_gitignore_inside_a_skill_does_not_hide_what_the_server_serves(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Inside a skill only the server's rules apply: validate must not pass over files the server publishes."""
-    skill = _write_skill(tmp_path, "hello")
+    skill = write_skill(tmp_path, "hello")
     (skill / ".gitignore").write_text("*.log\nnode_modules/\n", encoding="utf-8")
     (skill / "run.log").write_text("log\n", encoding="utf-8")
     (skill / "node_modules").mkdir()
@@ -318,7 +310,7 @@ def test_limit_files_fix_names_the_real_ignore_file() -> None:
 
 def test_gitkeep_is_not_warned_about(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A `.gitkeep` keeps an empty folder in git; "not served" warnings about it (or its folder) were noise."""
-    skill = _write_skill(tmp_path, "hello")
+    skill = write_skill(tmp_path, "hello")
     (skill / ".gitkeep").write_text("", encoding="utf-8")
     (skill / "assets").mkdir()
     (skill / "assets" / ".gitkeep").write_text("", encoding="utf-8")

@@ -54,6 +54,16 @@ Use the **template** in `templates/chart.md` and read [the guide](https://exampl
 ```python
 print("a < b")
 ```
+
+| Chart | Use |
+|-------|-----|
+| bar   | **counts** |
+
+> Check the axis labels.
+
+---
+
+See [the template](templates/chart.md) or <mailto:charts@example.com>.
 """
 
 EVIL_MD = f"""---
@@ -158,11 +168,12 @@ def test_skill_page_renders_skill_md_frontmatter_and_files(server: HttpServer) -
     assert "<h3>Steps</h3>" in main
     assert "<strong>template</strong>" in main
     assert "<code>templates/chart.md</code>" in main
-    assert "<ul><li>open the sheet</li><li>pick a <em>chart</em> type</li></ul>" in main
-    assert "<ol><li>first</li><li>second</li></ol>" in main
-    assert "<pre><code>print(&quot;a &lt; b&quot;)</code></pre>" in main
-    assert '<span class="link" title="https://example.com/guide">the guide</span>' in main
-    assert "<a " not in main.replace('<a href="/">', "")  # links are shown as text
+    assert "<ul>\n<li>open the sheet</li>\n<li>pick a <em>chart</em> type</li>\n</ul>" in main
+    assert "<ol>\n<li>first</li>\n<li>second</li>\n</ol>" in main
+    assert '<pre><code class="language-python">print(&quot;a &lt; b&quot;)\n</code></pre>' in main
+    assert '<a href="https://example.com/guide" rel="noopener noreferrer nofollow">the guide</a>' in main
+    assert '<a href="mailto:charts@example.com" rel="noopener noreferrer nofollow">' in main
+    assert '<span class="link" title="templates/chart.md">the template</span>' in main  # not a link on this page
     assert "name: alpha" not in main.split('id="skill-md"')[1]  # the frontmatter is a table, not body text
     assert "<th>license</th><td>MIT</td>" in main
     digest = "sha256:" + hashlib.sha256(b"# Chart\n").hexdigest()
@@ -171,6 +182,26 @@ def test_skill_page_renders_skill_md_frontmatter_and_files(server: HttpServer) -
     assert f'title="{digest}"' in files
     assert f">{digest[:19]}…<" in files
     assert "8 B" in files
+
+
+def test_skill_page_renders_tables_blockquotes_and_rules(server: HttpServer) -> None:
+    """The home-made renderer showed `| a | b |`, `> ...` and `---` as paragraphs of text (issue 11)."""
+    main = _main(get(base_url(server) + "/skills/alpha"))
+    body = main.split('id="skill-md"')[1]
+    assert "<table>\n<thead>\n<tr>\n<th>Chart</th>\n<th>Use</th>" in body
+    assert "<td>bar</td>\n<td><strong>counts</strong></td>" in body
+    assert "<blockquote>\n<p>Check the axis labels.</p>\n</blockquote>" in body
+    assert "<hr />" in body
+
+
+def test_index_says_how_to_fix_each_refused_skill(server: HttpServer) -> None:
+    """A refused skill's entry gives its rule, its reason and the fix `skillwire validate` gives (issue 11)."""
+    main = _main(get(base_url(server) + "/"))
+    refused = main[main.index('id="refused"') :]
+    assert "<th>Rule</th><th>Reason</th><th>Fix</th>" in refused
+    row = next(r for r in refused.split("<tr>") if "broken" in r)
+    assert "<code>name-format</code>" in row
+    assert '<td class="fix">use 1-64 lowercase letters, digits and single hyphens</td>' in row
 
 
 def test_injection_in_name_description_and_body_is_shown_as_text(server: HttpServer) -> None:
@@ -191,7 +222,8 @@ def test_injection_in_name_description_and_body_is_shown_as_text(server: HttpSer
     evil = _main(get(base_url(server) + "/skills/evil"))
     assert "<h2>Heading &lt;script&gt;alert(1)&lt;/script&gt;</h2>" in evil
     assert "<code>&lt;script&gt;alert(1)&lt;/script&gt;</code>" in evil
-    assert "<pre><code>&lt;img src=x onerror=alert(1)&gt;</code></pre>" in evil
+    assert "<pre><code>&lt;img src=x onerror=alert(1)&gt;\n</code></pre>" in evil
+    assert "<a " not in evil.replace('<a href="/">', "")  # javascript: is no link, not even as a span
 
 
 def test_security_headers_on_every_page(server: HttpServer) -> None:
@@ -227,3 +259,38 @@ async def test_mcp_endpoint_still_serves_the_same_catalog(tmp_path: Path) -> Non
 async def _list(target: ServerTarget) -> SkillsListResult:
     async with connect(target) as client:
         return await skills_list(client)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        f"<div>{SCRIPT}</div>\n",  # an HTML block
+        f"text {IMG} and <a href='javascript:alert(1)'>x</a>\n",  # inline HTML
+        "[x](javascript:alert(1)) [y](JAVASCRIPT:alert(1)) [z](data:text/html;base64,PHNjcmlwdD4=)\n",
+        "<javascript:alert(1)> [w](vbscript:msgbox) [v](file:///etc/passwd)\n",
+        '[t](https://example.com "a\\" onmouseover=\\"alert(1)")\n',
+        "![i](https://example.com/x.png) ![j](javascript:alert(1))\n",
+        "> " * 200 + "deep\n",  # nesting past markdown-it's maxNesting
+        "| a |\n|---|\n| <img src=x> |\n",
+    ],
+)
+def test_markdown_turns_no_source_text_into_markup(source: str) -> None:
+    """Raw HTML stays text, only http(s)/mailto targets become links, no image is loaded (skillwire choice)."""
+    from skillwire.server.catalog_page import render_markdown
+
+    html = render_markdown(source)
+    for tag in ("<script", "<img", "<div"):
+        assert tag not in html
+    for scheme in ("javascript", "data", "file"):
+        assert f'href="{scheme}' not in html.lower()
+    assert "vbscript" not in "".join(re.findall(r'href="[^"]*"', html))
+    assert "onmouseover=" not in html.replace("onmouseover=&quot;", "")  # only ever inside an escaped attribute
+
+
+def test_a_long_skill_md_is_rendered_up_to_the_cap_and_says_so() -> None:
+    """Rendering is pure Python (seconds per 100,000 hostile characters): past the cap the page says what it left."""
+    from skillwire.server.catalog_page import MAX_RENDERED_CHARS, render_markdown
+
+    html = render_markdown("x" * (MAX_RENDERED_CHARS + 5_000))
+    assert html.endswith('<p class="error">5,000 more characters are not shown here; read SKILL.md over MCP.</p>')
+    assert html.count("x") == MAX_RENDERED_CHARS

@@ -375,10 +375,13 @@ def canonical_json(value: object) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def run_skillwire(*args: str, stdin: str = "", timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
+def run_skillwire(
+    *args: str, stdin: str = "", timeout: float = 60.0, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run `python -m skillwire ARGS...` from the repository root, capturing text; never raises on exit status."""
     return subprocess.run(
         [sys.executable, "-m", "skillwire", *args],
+        env=env,
         input=stdin,
         capture_output=True,
         text=True,

@@ -6,7 +6,7 @@ frontmatter against the entry), naming each file that fails: a one-shot conforma
 check. Exit status 1 if anything failed.
 
     skillwire inspect http://127.0.0.1:8000/mcp --verify
-    skillwire inspect "skillwire serve examples/skills" --json
+    skillwire inspect "skillwire serve examples/skills" --format json   # --json: its deprecated alias
 """
 
 from __future__ import annotations
@@ -18,13 +18,15 @@ import shlex
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 import anyio
 from mcp.shared.exceptions import MCPError
 
+from skillwire.cli.child import kept_stderr, local_command
 from skillwire.cli.errors import UsageError
-from skillwire.cli.output import err, say, say_json
+from skillwire.cli.formats import Annotation, emit
+from skillwire.cli.output import err, say
 from skillwire.client.credentials import first_token, parse_header
 from skillwire.client.session import DEFAULT_TIMEOUT_S, SkillsClient
 from skillwire.display import clip, terminal_safe
@@ -35,6 +37,7 @@ from skillwire.host.verify import verify_bytes, verify_frontmatter
 
 __all__ = [
     "Failure",
+    "InspectReport",
     "call_server",
     "headers_from",
     "limits_from",
@@ -61,7 +64,7 @@ def server_target(text: str, *, option: str = "SERVER") -> str | list[str]:
         raise UsageError(f"cannot split the server command {text!r}: {err}") from None
     if not argv:
         raise UsageError("SERVER is empty; give an http(s) URL or a command that starts a stdio server")
-    return argv
+    return local_command(argv)
 
 
 def refuse_bare_address(text: str, *, option: str) -> None:
@@ -134,13 +137,13 @@ def run_inspect(args: argparse.Namespace) -> int:
     target = server_target(args.server)
     limits = limits_from(args)
     headers = headers_from(args, target)
-    report = call_server(args.server, _inspect, target, args.verify, limits, headers, args.timeout)
+    with kept_stderr(args.server) as errlog:
+        report = call_server(
+            args.server, lambda: _inspect(target, args.verify, limits, headers, args.timeout, errlog=errlog)
+        )
     if report.cutoff is not None:
         err(f"skillwire: the skill listing of {args.server} is incomplete: {report.cutoff}")
-    if args.json:
-        say_json(_as_json(report, verify=args.verify))
-    else:
-        _print_human(report, verify=args.verify)
+    emit(args.format, InspectReport(report, args.verify))
     if not report.extension.get("declared"):
         return 1
     return 1 if report.failures or report.problems else 0
@@ -173,9 +176,11 @@ async def _inspect(
     limits: ClientLimits,
     headers: dict[str, str] | None = None,
     timeout: float = DEFAULT_TIMEOUT_S,
+    *,
+    errlog: TextIO | None = None,
 ) -> _Report:
     report = _Report()
-    async with connect_within(timeout, target, limits=limits, headers=headers) as client:
+    async with connect_within(timeout, target, limits=limits, headers=headers, errlog=errlog) as client:
         report.server = {
             "name": client.server_name,
             "version": client.server_version,
@@ -254,6 +259,37 @@ def _row(entry: SkillEntry) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True, slots=True)
+class InspectReport:
+    """What `inspect` found, in the three `--format`s."""
+
+    report: _Report
+    verify: bool
+
+    def as_json(self) -> dict[str, Any]:
+        return _as_json(self.report, verify=self.verify)
+
+    def annotations(self) -> list[Annotation]:
+        """No extension, each listing problem and each file that failed verification: errors."""
+        out = []
+        if not self.report.extension.get("declared"):
+            out.append(Annotation("error", "io.modelcontextprotocol/skills is not declared", "no-extension"))
+        out.extend(Annotation("error", problem, "listing") for problem in self.report.problems)
+        out.extend(Annotation("error", f"{f.uri}: {f.message}", "verify") for f in self.report.failures)
+        return out
+
+    def summary(self) -> str:
+        skills = len(self.report.skills)
+        line = f"{skills} skill{'s' * (skills != 1)}"
+        if self.verify:
+            checked = self.report.checked
+            line += f", verified {checked} file{'s' * (checked != 1)}, {len(self.report.failures)} failed"
+        return line
+
+    def print_text(self, out: TextIO, *, colour: bool, verbose: bool) -> None:
+        _print_human(self.report, verify=self.verify, out=out)
+
+
 def _as_json(report: _Report, *, verify: bool) -> dict[str, Any]:
     out: dict[str, Any] = {
         "version": 1,
@@ -272,21 +308,21 @@ def _as_json(report: _Report, *, verify: bool) -> dict[str, Any]:
     return out
 
 
-def _print_human(report: _Report, *, verify: bool) -> None:
+def _print_human(report: _Report, *, verify: bool, out: TextIO) -> None:
     name = report.server.get("name") or "(no name)"
     version = report.server.get("version")
     shown_version = f", version {version}" if version else ""
-    say(f"server: {name} (self-reported){shown_version}, protocol {report.server.get('protocol')}")
+    say(f"server: {name} (self-reported){shown_version}, protocol {report.server.get('protocol')}", file=out)
     instructions = report.server.get("instructions")
     if instructions:
-        say(f"instructions: {clip(instructions, 200)}")
+        say(f"instructions: {clip(instructions, 200)}", file=out)
     if not report.extension.get("declared"):
-        say("extension: io.modelcontextprotocol/skills is NOT declared; this server publishes no skills")
+        say("extension: io.modelcontextprotocol/skills is NOT declared; this server publishes no skills", file=out)
         return
     directory = "with directoryRead" if report.extension.get("directoryRead") else "without directoryRead"
-    say(f"extension: io.modelcontextprotocol/skills declared, {directory}")
+    say(f"extension: io.modelcontextprotocol/skills declared, {directory}", file=out)
     skills = report.skills
-    say(f"{len(skills)} skill{'s' * (len(skills) != 1)}:")
+    say(f"{len(skills)} skill{'s' * (len(skills) != 1)}:", file=out)
     if skills:
         header = ("NAME", "URI", "FILES", "SIZE", "SKILL.md", "")
         rows = [
@@ -305,14 +341,14 @@ def _print_human(report: _Report, *, verify: bool) -> None:
             cells = [
                 c.rjust(w) if i in (2, 3) else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))
             ]
-            say("  " + "  ".join(cells).rstrip())
+            say("  " + "  ".join(cells).rstrip(), file=out)
     for problem in report.problems:
-        say(f"problem: {problem}")
+        say(f"problem: {problem}", file=out)
     if verify:
         for failure in report.failures:
-            say(f"FAIL {failure.uri}: {failure.message}")
+            say(f"FAIL {failure.uri}: {failure.message}", file=out)
         verdict = "all match their manifest" if not report.failures else f"{len(report.failures)} failed"
-        say(f"verified {report.checked} file{'s' * (report.checked != 1)}: {verdict}")
+        say(f"verified {report.checked} file{'s' * (report.checked != 1)}: {verdict}", file=out)
 
 
 def _short(digest: str | None) -> str:

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import skillwire
 from skillwire.catalog import Catalog, Refusal
 from skillwire.cli.errors import CliError, UsageError, nothing_found
+from skillwire.cli.formats import Annotation, add_format_option, emit, github_command
 from skillwire.cli.output import JsonFormatter, SafeFormatter, err, say
 from skillwire.errors import AuthenticationRequired, SkillwireError
 from skillwire.server.defaults import DEFAULT_CACHE_SCOPE, DEFAULT_PAGE_SIZE, DEFAULT_TTL_MS
@@ -82,6 +83,8 @@ def _run(args: argparse.Namespace) -> int:
         err(f"{PROG}: error: {header}")
         for line in details:
             err(line)
+        if getattr(args, "format", None) == "github":  # the failure as an annotation too, where CI shows them
+            say(github_command(Annotation("error", str(error), title=PROG)))
         return error.status if isinstance(error, CliError) else 1
     except KeyboardInterrupt:
         return 130
@@ -144,6 +147,7 @@ def _parser() -> argparse.ArgumentParser:
         "--cache-scope", choices=("public", "private"), default=DEFAULT_CACHE_SCOPE, help="default public"
     )
     serve.add_argument("--quiet", action="store_true", help="print no summary")
+    add_format_option(serve)  # of the start summary, on stderr
     serve.add_argument(
         "--search-tool",
         action="store_true",
@@ -214,6 +218,7 @@ def _parser() -> argparse.ArgumentParser:
     host.add_argument("--yes", action="store_true", help="approve loading without asking (grants nothing)")
     host.add_argument("--approvals", metavar="FILE", help="persist approvals in this JSON file")
     host.add_argument("--cache", metavar="DIR", help="cache verified skill files here (default: no disk cache)")
+    add_format_option(host)  # of the listing
     _max_pages_option(host)
     _timeout_option(host)
     host.set_defaults(func=_host)
@@ -229,7 +234,7 @@ def _parser() -> argparse.ArgumentParser:
         ),
     )
     validate.add_argument("paths", nargs="+", metavar="PATH", help="a folder of skills, or a skill folder")
-    validate.add_argument("--format", choices=("human", "json"), default="human", help="output format")
+    add_format_option(validate)
     validate.set_defaults(func=_validate)
 
     inspect = sub.add_parser(
@@ -239,7 +244,10 @@ def _parser() -> argparse.ArgumentParser:
         description="Connect to SERVER (an http(s) URL, or a command that starts a stdio server) and list its skills.",
     )
     inspect.add_argument("server", metavar="SERVER", help="an http(s) URL, or a command line (quote it)")
-    inspect.add_argument("--json", action="store_true", help="print JSON")
+    add_format_option(inspect)
+    inspect.add_argument(  # kept so existing scripts work; --format is the one spelling on every command
+        "--json", dest="format", action="store_const", const="json", help="deprecated alias of --format json"
+    )
     inspect.add_argument("--verify", action="store_true", help="read every file and check it against the manifest")
     _max_pages_option(inspect)
     _timeout_option(inspect)
@@ -250,16 +258,17 @@ def _parser() -> argparse.ArgumentParser:
         parents=[common, client_auth],
         help="download one skill, verified, into a folder",
         description=(
-            "Read every file of the skill at SKILL_URI from SERVER, verify all of them against its entry, "
+            "Read every file of SKILL (a name, or a SKILL.md URI) from SERVER, verify all of them against its entry, "
             "then write them under DEST with a .skillwire-provenance.json. Nothing is written if any check fails."
         ),
     )
     pull.add_argument("server", metavar="SERVER", help="an http(s) URL, or a command line (quote it)")
-    pull.add_argument("skill_uri", metavar="SKILL_URI", help="the skill's SKILL.md URI, e.g. skill://pdf/SKILL.md")
+    pull.add_argument("skill", metavar="SKILL", help="a skill's name (pdf) or its SKILL.md URI (skill://pdf/SKILL.md)")
     pull.add_argument("dest", metavar="DEST", help="a new or empty folder")
     pull.add_argument(
         "--force", action="store_true", help="allow agent configuration: DEST in an agent folder, files like CLAUDE.md"
     )
+    add_format_option(pull)
     _timeout_option(pull)
     pull.set_defaults(func=_pull)
     return parser
@@ -480,10 +489,14 @@ def _serve(args: argparse.Namespace) -> int:
     nothing = nothing_found(catalog, args.paths)
     if nothing is not None:
         raise nothing
-    if not args.quiet:
+    if not args.quiet and args.format == "text":
         print_summary(catalog, sys.stderr)
-        if extension.service.restored:
-            err(f"{PROG}: restored from {args.digest_cache}; checking the disk in the background")
+    elif not args.quiet:  # validate's report (schema, annotations), on stderr: stdout may be the MCP channel
+        from skillwire.cli.validate import serve_report
+
+        emit(args.format, serve_report(catalog, args.paths), out=sys.stderr)
+    if not args.quiet and extension.service.restored:
+        err(f"{PROG}: restored from {args.digest_cache}; checking the disk in the background")
     search = None
     if args.search_tool:
         from skillwire.server.search_tool import SkillSearch
@@ -620,6 +633,8 @@ def print_summary(catalog: Catalog, out: TextIO) -> None:
         say(f"  {skill.uri:<{width}}  {len(skill.files):>3} {files_word}  {skill.total_size:>9,} bytes", file=out)
     if count > 50:
         say(f"  ... and {count - 50} more", file=out)
+    for name, uris in catalog.duplicate_names().items():  # a host keying skills by name would see one of them
+        say(f"{PROG}: warning: the name '{name}' is used by {len(uris)} skills: {', '.join(uris)}", file=out)
     refused = [r for r in catalog.refusals if r.skill]
     skipped = [r for r in catalog.refusals if not r.skill]
     if refused:

@@ -1,4 +1,4 @@
-"""`skillwire pull SERVER SKILL_URI DEST`: copy one skill from a server into a folder, verified first.
+"""`skillwire pull SERVER SKILL DEST`: copy one skill (by name or SKILL.md URI) into a folder, verified first.
 
 Every file the entry lists is read and checked (size, digest; SKILL.md's frontmatter against the
 entry) before anything is written: one failure and DEST is left as it was. Files are written into a
@@ -12,21 +12,26 @@ name holding control, bidi or zero-width characters is refused always. `.skillwi
 records where the bytes came from.
 
     skillwire pull http://127.0.0.1:8000/mcp skill://pdf-processing/SKILL.md ./pdf-processing
+    skillwire pull http://127.0.0.1:8000/mcp pdf-processing ./pdf-processing   # the one skill of that name
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 from urllib.parse import unquote
 
+from skillwire.cli.child import kept_stderr
+from skillwire.cli.formats import Annotation, emit
 from skillwire.cli.inspect import call_server, connect_within, headers_from, server_target, verify_entry
 from skillwire.cli.output import say
 from skillwire.client.session import DEFAULT_TIMEOUT_S
@@ -40,10 +45,11 @@ from skillwire.host.agent_paths import (
 )
 from skillwire.host.entry import SkillEntry
 
-__all__ = ["PROVENANCE_FILE", "run_pull"]
+__all__ = ["PROVENANCE_FILE", "PullReport", "resolve_name", "run_pull"]
 
 PROVENANCE_FILE = ".skillwire-provenance.json"
 _SHOWN_LIMIT = 200
+_CANDIDATES = 20  # same-named skills listed in the error; a hostile listing may hold thousands
 
 
 class PullRefused(SkillwireError):
@@ -57,15 +63,59 @@ def run_pull(args: argparse.Namespace) -> int:
     headers = headers_from(args, target)
     # Agent paths are matched across the DEST boundary too: pulling `copilot-instructions.md` into `repo/.github`.
     placed = dest.expanduser().resolve().parts
-    files, entry, server_name, refusal = call_server(
-        args.server,
-        lambda: _fetch(target, args.skill_uri, placed, bool(args.force), headers=headers, timeout=args.timeout),
-    )
-    if refusal:
-        raise PullRefused(refusal)
+    force, timeout = bool(args.force), args.timeout
+    with kept_stderr(args.server) as errlog:
+        files, entry, server_name, refusal = call_server(
+            args.server,
+            lambda: _fetch(target, args.skill, placed, force, headers=headers, timeout=timeout, errlog=errlog),
+        )
+    if refusal or entry is None:
+        raise PullRefused(refusal or "no skill")
     _write(dest, files, _provenance(args.server, server_name, entry, files))
-    say(f"pulled {entry.uri} ({len(files)} file{'s' * (len(files) != 1)}, all verified) into {dest}")
+    emit(args.format, PullReport(entry.uri, str(dest), tuple(files)))
     return 0
+
+
+@dataclass(frozen=True, slots=True)
+class PullReport:
+    """What `pull` wrote, in the three `--format`s (a failure is an error raised before any of this)."""
+
+    uri: str
+    dest: str
+    files: tuple[str, ...]
+
+    def as_json(self) -> dict[str, Any]:
+        """Schema version 1: {"version", "skill", "dest", "files": [path inside dest], "verified": true}."""
+        return {"version": 1, "skill": self.uri, "dest": self.dest, "files": list(self.files), "verified": True}
+
+    def annotations(self) -> list[Annotation]:
+        return []
+
+    def summary(self) -> str:
+        count = len(self.files)
+        return f"pulled {self.uri} ({count} file{'s' * (count != 1)}, all verified) into {self.dest}"
+
+    def print_text(self, out: TextIO, *, colour: bool, verbose: bool) -> None:
+        say(self.summary(), file=out)
+
+
+def resolve_name(name: str, entries: Sequence[SkillEntry]) -> tuple[str | None, str | None]:
+    """The SKILL.md URI of the one listed skill whose frontmatter `name` is `name`, else why not (one of the two).
+
+    Two skills may share a name at different paths (the spec tells skills apart by path): that is an error listing
+    the candidates, never a guess. An unknown name suggests the closest listed names.
+    """
+    named = [e.uri for e in entries if e.frontmatter.get("name") == name]
+    if len(named) == 1:
+        return named[0], None
+    if named:
+        shown = "\n".join(f"  {_shown(uri)}" for uri in named[:_CANDIDATES])
+        more = f"\n  ... and {len(named) - _CANDIDATES} more" if len(named) > _CANDIDATES else ""
+        return None, f"{len(named)} skills are named {_shown(name)!r}; pull one by its URI:\n{shown}{more}"
+    names = sorted({n for e in entries if isinstance(n := e.frontmatter.get("name"), str)})
+    close = difflib.get_close_matches(name, names, n=3)
+    hint = f"; did you mean {', '.join(_shown(c) for c in close)} ?" if close else " (`skillwire inspect` lists them)"
+    return None, f"no skill named {_shown(name)!r} on this server{hint}"
 
 
 def _check_dest(dest: Path, *, force: bool) -> None:
@@ -93,19 +143,27 @@ def _check_dest(dest: Path, *, force: bool) -> None:
 
 async def _fetch(
     target: str | list[str],
-    uri: str,
+    uri: str,  # or a skill's name
     placed: Sequence[str],
     force: bool,
     *,
     headers: dict[str, str] | None = None,
     timeout: float = DEFAULT_TIMEOUT_S,
-) -> tuple[dict[str, bytes], SkillEntry, str | None, str | None]:
+    errlog: TextIO | None = None,
+) -> tuple[dict[str, bytes], SkillEntry | None, str | None, str | None]:
     """The verified bytes of every file of the skill, by relative path, or why the skill cannot be pulled.
 
     A refusal is returned, not raised: raised inside the connection it would reach the user wrapped
     in the SDK's task-group exception. Paths are judged before any file is read.
     """
-    async with connect_within(timeout, target, headers=headers) as client:
+    async with connect_within(timeout, target, headers=headers, errlog=errlog) as client:
+        if "://" not in uri:  # a name: the one listed skill that carries it
+            listing = await client.list_entries()
+            found, problem = resolve_name(uri, listing.entries)
+            if found is None:
+                incomplete = "" if listing.complete else f" (the listing is incomplete: {listing.cutoff})"
+                return {}, None, client.server_name, f"{problem}{incomplete}"
+            uri = found
         entry = await client.get_entry(uri)
         if isinstance(entry.resources, str):
             return {}, entry, client.server_name, f"{uri} is a dynamic skill: it has no manifest to verify against"

@@ -18,15 +18,16 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 from skillwire.catalog import Catalog
 from skillwire.cli.errors import nothing_found
-from skillwire.cli.output import Styled, Terminal, say_json
-from skillwire.fields import RULES as OPTIONAL_FIELD_RULES
+from skillwire.cli.formats import Annotation, Level, emit, repo_path
+from skillwire.cli.output import Styled, Terminal
+from skillwire.fixes import FIXES
 from skillwire.lint import LintWarning, lint_skill_md
 from skillwire.sources.filesystem import FolderSource, shown_name
 from skillwire.sources.ignore import IGNORE_FILE
@@ -35,44 +36,9 @@ from skillwire.sources.safe_open import read_regular
 MAX_SKILL_MD_BYTES = 8 << 20  # a SKILL.md larger than this is not linted (the frontmatter sits at its start anyway)
 
 SCHEMA_VERSION = 1
+DUPLICATE_NAME = "duplicate-name"  # a warning: the spec allows it, hosts that key skills by name do not
 _QUIET = frozenset({IGNORE_FILE, ".gitkeep"})  # left out on purpose: saying so would be noise
 PER_GROUP = 3  # example paths shown per message without -v
-
-# How to fix each refusal rule (the rule names are the server's; the message says what is wrong).
-FIXES: dict[str, str] = {
-    "root-missing": "check the path",
-    "root-not-folder": "pass a folder of skills, or a skill folder",
-    "unreadable": "fix the file's permissions",
-    "link-dangles": "remove the link or restore its target",
-    "link-escapes": "copy the target into the skill instead of linking outside the served root",
-    "link-loop": "remove the link",
-    "not-a-file": "remove it: only regular files and folders can be served",
-    "file-name-encoding": "rename it to valid UTF-8",
-    "file-name-control": "rename it without control characters (tab, newline, escape)",
-    "file-name-backslash": "rename it without '\\'",
-    "uri-too-long": "shorten folder or file names",
-    "duplicate-uri": "rename one of the folders: two roots publish the same skill path",
-    "path-authority": "rename the top folder to lowercase letters, digits and '-'",
-    "not-utf8": "save SKILL.md as UTF-8",
-    "frontmatter-missing": "start SKILL.md with '---', the fields 'name' and 'description', then '---'",
-    "frontmatter-empty": "add 'name' and 'description' between the '---' lines",
-    "frontmatter-unterminated": "add a '---' line after the last field",
-    "frontmatter-not-mapping": "write the frontmatter as 'key: value' lines",
-    "yaml-syntax": "quote values that contain ': ', ' #' or start with a symbol; indent with spaces",
-    "yaml-duplicate-key": "keep one of the two fields",
-    "yaml-not-json": "quote the value so it is a string",
-    "yaml-alias-limit": "write the values out instead of using aliases",
-    "yaml-too-deep": "flatten the frontmatter: nest lists and mappings at most 64 levels deep",
-    "yaml-surrogate": "write the whole character (a \\ud83d\\ude00 pair, or the character itself), not half",
-    "name-missing": "add 'name: <folder name>' to the frontmatter",
-    "name-format": "use 1-64 lowercase letters, digits and single hyphens",
-    "name-mismatch": "make 'name' equal the folder name (or rename the folder)",
-    "description-missing": "add 'description: what the skill does and when to use it'",
-    "description-format": "make 'description' a string of 1-1024 characters",
-    "limit-files": "split the skill, or ignore build output in .skillwireignore",
-    "limit-size": "split the skill, or move large assets out of it",
-    **{rule.id: rule.fix for rule in OPTIONAL_FIELD_RULES},  # license, compatibility, metadata, allowed-tools
-}
 
 
 def run_validate(args: argparse.Namespace) -> int:
@@ -81,17 +47,61 @@ def run_validate(args: argparse.Namespace) -> int:
     nothing = nothing_found(catalog, args.paths)
     if nothing is not None:
         raise nothing
-    warnings = _lint_all(catalog, roots) + _not_served(catalog)
-    report = build_report(catalog, roots, warnings)
-    status = 1 if report["summary"]["refused"] else 0
-    if args.format == "json":
-        say_json(report)  # exact when parsed; controls and bidi characters in file names as \uXXXX escapes
-        sys.stdout.flush()
-    else:
-        colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
-        print_human(report, sys.stdout, colour=colour, verbose=args.verbose)
-        sys.stdout.flush()  # a reader that went away is told here, where main() ends the command quietly
-    return status
+    warnings = duplicate_name_warnings(catalog, roots) + _lint_all(catalog, roots) + _not_served(catalog)
+    report = ValidateReport(build_report(catalog, roots, warnings))
+    emit(args.format, report, verbose=args.verbose)  # a reader that went away is told here, as main() expects
+    return 1 if report.data["summary"]["refused"] else 0
+
+
+@dataclass(frozen=True, slots=True)
+class ValidateReport:
+    """The validate report (schema version 1) in the three `--format`s."""
+
+    data: dict[str, Any]
+
+    def as_json(self) -> dict[str, Any]:
+        return self.data
+
+    def annotations(self) -> list[Annotation]:
+        """A refused skill is an error; a skipped path and a warning are warnings; each with its fix."""
+        out = []
+        for item in [*self.data["refused"], *self.data["warnings"]]:
+            level: Level = "error" if item.get("skill") else "warning"
+            message = item["message"] + (f" (fix: {item['fix']})" if item.get("fix") else "")
+            where = repo_path(str(item["path"]))
+            out.append(Annotation(level, message, item["rule"], where, item.get("line"), item.get("column")))
+        return out
+
+    def summary(self) -> str:
+        return headline(self.data)
+
+    def print_text(self, out: TextIO, *, colour: bool, verbose: bool) -> None:
+        print_human(self.data, out, colour=colour, verbose=verbose)
+
+
+def serve_report(catalog: Catalog, paths: Sequence[str]) -> ValidateReport:
+    """`serve --format json|github`'s start summary: validate's report of what is served, refused and duplicated."""
+    roots = [Path(p) for p in paths]
+    return ValidateReport(build_report(catalog, roots, duplicate_name_warnings(catalog, roots)))
+
+
+def duplicate_name_warnings(catalog: Catalog, roots: Sequence[Path]) -> list[LintWarning]:
+    """One warning per name that several served skills share, naming every one of their SKILL.md paths."""
+    out = []
+    for name, uris in catalog.duplicate_names().items():
+        paths = [_shown(catalog, uri, roots) for uri in uris]
+        out.append(
+            LintWarning(
+                path=paths[0],
+                line=None,
+                column=None,
+                rule=DUPLICATE_NAME,
+                message=f"the name '{name}' is used by {len(paths)} skills: {', '.join(paths)}; "
+                "a host that keys skills by name sees only one",
+                fix="rename all but one of them (the folder and its 'name'), or serve them from separate servers",
+            )
+        )
+    return out
 
 
 def build_report(catalog: Catalog, roots: Sequence[Path], warnings: Sequence[LintWarning]) -> dict[str, Any]:
@@ -219,18 +229,22 @@ def _shown(catalog: Catalog, uri: str, roots: Sequence[Path]) -> str:
 _VARIABLE = re.compile(r"('[^']*'|\"[^\"]*\"|(?<![\w.])\d+(?![\w.]))")
 
 
-def print_human(report: dict[str, Any], out: TextIO, *, colour: bool, verbose: bool) -> None:
-    """Summary line first, then refusals and warnings grouped by rule (most common first)."""
-    term = Terminal(out, colour=colour)  # paths and messages name files on disk: every part is escaped
+def headline(report: dict[str, Any]) -> str:
+    """The summary line: "3 skills ok, 1 refused, 2 warnings (in 2 files)"."""
     s = report["summary"]
     warned_files = len({w["path"] for w in report["warnings"]})
-    head = (
+    return (
         f"{s['skills']} skill{'s' * (s['skills'] != 1)} ok, {s['refused']} refused, "
         f"{s['warnings']} warning{'s' * (s['warnings'] != 1)}"
         + (f" (in {warned_files} file{'s' * (warned_files != 1)})" if warned_files else "")
         + (f", {s['skipped']} path{'s' * (s['skipped'] != 1)} skipped" if s["skipped"] else "")
     )
-    term.say(Styled("green" if s["ok"] else "red", head))
+
+
+def print_human(report: dict[str, Any], out: TextIO, *, colour: bool, verbose: bool) -> None:
+    """Summary line first, then refusals and warnings grouped by rule (most common first)."""
+    term = Terminal(out, colour=colour)  # paths and messages name files on disk: every part is escaped
+    term.say(Styled("green" if report["summary"]["ok"] else "red", headline(report)))
     refused = [r for r in report["refused"] if r["skill"]]
     skipped = [r for r in report["refused"] if not r["skill"]]
     if refused:
@@ -310,4 +324,15 @@ def _truncated(report: dict[str, Any]) -> bool:
     return any(n > PER_GROUP for n in counts.values())
 
 
-__all__ = ["FIXES", "SCHEMA_VERSION", "build_report", "print_human", "run_validate"]
+__all__ = [
+    "DUPLICATE_NAME",
+    "FIXES",
+    "SCHEMA_VERSION",
+    "ValidateReport",
+    "build_report",
+    "duplicate_name_warnings",
+    "headline",
+    "print_human",
+    "run_validate",
+    "serve_report",
+]

@@ -25,8 +25,9 @@ import logging
 import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from types import TracebackType
-from typing import Any
+from typing import Any, TextIO
 from urllib.parse import unquote
 
 import anyio
@@ -243,13 +244,15 @@ class Host:
         auth: httpx2.Auth | None = None,
         headers: Mapping[str, str] | None = None,
         read_timeout_seconds: float | None = DEFAULT_TIMEOUT_S,
+        errlog: TextIO | None = None,
     ) -> None:
         """Connect to a server under a host-assigned label and list its skills (no file is read).
 
         `target` is what `SkillsClient.connect` takes: an http(s) URL, a stdio command line, or an
         in-process SDK server. `auth` / `headers` (a bearer token, say) go on every HTTP request to
         this server only; a server that wants a token raises `AuthenticationRequired`.
-        `read_timeout_seconds` bounds each request to it, the connection's own included.
+        `read_timeout_seconds` bounds each request to it, the connection's own included; `errlog`
+        takes a stdio server's stderr (ours by default).
         """
         check_label(label)
         if self._task_group is None:
@@ -258,7 +261,7 @@ class Host:
             raise HostError(f"a server is already connected as {label!r}")
         try:
             server: _Server = await self._task_group.start(
-                self._hold, label, target, auth, headers, read_timeout_seconds
+                partial(self._hold, errlog=errlog), label, target, auth, headers, read_timeout_seconds
             )
         except AuthenticationRequired:
             raise
@@ -283,6 +286,7 @@ class Host:
         headers: Mapping[str, str] | None,
         read_timeout_seconds: float | None,
         *,
+        errlog: TextIO | None = None,
         task_status: TaskStatus[_Server],
     ) -> None:
         """Keep one connection open in its own task until `_close` asks it to end.
@@ -295,7 +299,12 @@ class Host:
             # The whole setup is bounded too: the SDK's server/discover probe has its own fixed 10 s timeout.
             with anyio.fail_after(read_timeout_seconds) as setup:
                 async with SkillsClient.connect(
-                    target, limits=self.limits, auth=auth, headers=headers, read_timeout_seconds=read_timeout_seconds
+                    target,
+                    limits=self.limits,
+                    auth=auth,
+                    headers=headers,
+                    read_timeout_seconds=read_timeout_seconds,
+                    errlog=errlog,
                 ) as client:
                     setup.deadline = math.inf  # connected: from here each request has its own timeout
                     server = _Server(label, client)
