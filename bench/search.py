@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import statistics
 import sys
 import tempfile
@@ -57,9 +56,8 @@ def label_of(collection: str) -> str:
     return collection.rsplit("+", 1)[-1].lower()
 
 
-def labelled(corpus: Path | None, generated: int) -> tuple[dict[str, list[Case]], dict[str, Path], Path]:
-    """The labelled sets by name, the folder each label serves, and a temporary folder to remove afterwards."""
-    tmp = Path(tempfile.mkdtemp(prefix="skillwire-search-"))
+def labelled(corpus: Path | None, generated: int, tmp: Path) -> tuple[dict[str, list[Case]], dict[str, Path]]:
+    """The labelled sets by name, and the folder each label serves (the generated catalog is written under `tmp`)."""
     roots: dict[str, Path] = {}
     sets: dict[str, list[Case]] = {}
     if corpus is not None:
@@ -82,7 +80,7 @@ def labelled(corpus: Path | None, generated: int) -> tuple[dict[str, list[Case]]
             Case(text, "generated", f"skill://{skills[index].path}/SKILL.md", ("tune", "held")[i % 2])
             for i, (text, index) in enumerate(asked)
         ]
-    return sets, roots, tmp
+    return sets, roots
 
 
 async def ranks(urls: dict[str, str], sets: dict[str, list[Case]]) -> dict[str, dict[str, list[int | None]]]:
@@ -123,13 +121,10 @@ def scores(found: Sequence[int | None]) -> tuple[float, float, float]:
 
 
 def quality(corpus: Path | None, generated: int) -> None:
-    sets, roots, tmp = labelled(corpus, generated)
-    try:
-        with ExitStack() as stack:
-            urls = {label: stack.enter_context(serve(root, "--search-tool")).url for label, root in roots.items()}
-            measured = anyio.run(ranks, urls, sets)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    with tempfile.TemporaryDirectory(prefix="skillwire-search-") as tmp, ExitStack() as stack:
+        sets, roots = labelled(corpus, generated, Path(tmp))
+        urls = {label: stack.enter_context(serve(root, "--search-tool")).url for label, root in roots.items()}
+        measured = anyio.run(ranks, urls, sets)
     print("quality: one Host over", ", ".join(f"{label} ({root.name})" for label, root in roots.items()))
     print(f"{'searcher':<13}{'set':<11}{'half':<6}{'queries':>8}{'recall@1':>10}{'recall@5':>10}{'MRR':>7}")
     for searcher, by_set in measured.items():
@@ -202,7 +197,9 @@ def quantile(values: Sequence[float], q: float) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.search", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.search", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--corpus", type=Path, help="the folder holding the collections in search_queries.json")
     parser.add_argument("--generated", type=int, default=2_000, help="skills in the generated labelled catalog")
     parser.add_argument("--scale", type=int, default=100_000, help="skills for the speed measurement (0: skip)")
