@@ -24,13 +24,33 @@ def python_blocks() -> list[str]:
     return _BLOCK.findall(README.read_text(encoding="utf-8"))
 
 
-def host_example() -> str:
-    """The first Python block of the README's "Host library" section."""
+def host_example(title: str = "Host library") -> str:
+    """The first Python block of the README's section `title`."""
     text = README.read_text(encoding="utf-8")
-    section = text[text.index("\n## Host library\n") :]
+    section = text[text.index(f"\n## {title}\n") :]
     found = _BLOCK.search(section)
-    assert found is not None, "the README's Host library section has no Python block"
+    assert found is not None, f"the README's {title} section has no Python block"
     return found.group(1)
+
+
+def run_example(source: str, tmp_path: Path, answer: str = "") -> subprocess.CompletedProcess[str]:
+    """Run a README script in a fresh interpreter from a folder holding a copy of examples/skills."""
+    shutil.copytree(EXAMPLE_SKILLS, tmp_path / "examples" / "skills")
+    script = tmp_path / "example.py"
+    script.write_text(source, encoding="utf-8")
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])  # `skillwire` itself
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    return subprocess.run(
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        env=env,
+        input=answer,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+    )
 
 
 def test_readme_python_examples_import_only_from_skillwire() -> None:
@@ -50,22 +70,7 @@ def test_readme_python_examples_import_only_from_skillwire() -> None:
 
 def test_readme_host_example_runs_as_written(tmp_path: Path) -> None:
     """skillwire choice (issue 11): the README's host script lists, asks, loads, verifies and reads, as it says."""
-    shutil.copytree(EXAMPLE_SKILLS, tmp_path / "examples" / "skills")
-    script = tmp_path / "host_example.py"
-    script.write_text(host_example(), encoding="utf-8")
-    env = dict(os.environ)
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])  # `skillwire` itself
-    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
-    run = subprocess.run(
-        [sys.executable, str(script)],
-        cwd=tmp_path,
-        env=env,
-        input="y\n",
-        capture_output=True,
-        text=True,
-        timeout=90,
-        check=False,
-    )
+    run = run_example(host_example(), tmp_path, answer="y\n")
     assert run.returncode == 0, run.stderr
     assert "docs:pdf-processing docs Extract, fill, and assemble PDF documents" in run.stdout, run.stdout
     assert '<skill-content origin="mcp:docs" skill="skill://pdf-processing/SKILL.md"' in run.stdout
@@ -75,3 +80,13 @@ def test_readme_host_example_runs_as_written(tmp_path: Path) -> None:
     assert "Load this skill? [y/N, v to read its SKILL.md first]" in run.stderr
     assert "skill://pdf-processing/SKILL.md" in (tmp_path / "approvals.json").read_text(encoding="utf-8")
     assert list((tmp_path / "cache").rglob("invoice.md")), "the cache holds the verified file"
+
+
+def test_readme_large_catalogs_example_prints_what_the_readme_shows(tmp_path: Path) -> None:
+    """skillwire choice (issue 14): the search, catalog prompt and search_skills output in the README is real."""
+    run = run_example(host_example("Large catalogs"), tmp_path)
+    assert run.returncode == 0, run.stderr
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("\n## Large catalogs\n") :]
+    shown = section.split("```text\n", 1)[1].split("```", 1)[0]
+    assert run.stdout == shown

@@ -147,3 +147,36 @@ def test_scores_equal_plain_bm25_on_small_catalogs(raw: list[tuple[list[str], li
     assert got.keys() == expected.keys()
     for key, score in expected.items():
         assert math.isclose(got[key], score, rel_tol=1e-4), (key, got[key], score)
+
+
+def test_several_documents_of_one_name_all_come_first_until_each_is_removed() -> None:
+    """A name three skills share puts all three first; removing them one by one leaves the others first."""
+    same = [Document(f"t{i}", "status", f"status of thing {i}") for i in range(3)]
+    index = SearchIndex([*CATALOG, *same, Document("noisy", "reports", "status status status status")])
+    assert set(keys(index, "status")[:3]) == {"t0", "t1", "t2"}
+    index.remove("t1")
+    assert set(keys(index, "Status")[:2]) == {"t0", "t2"}
+    index.remove("t0")
+    assert keys(index, "status")[0] == "t2"
+    index.remove("t2")
+    assert keys(index, "status") == ["noisy"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(st.tuples(st.lists(WORDS, min_size=1, max_size=3), st.lists(WORDS, max_size=12)), min_size=1, max_size=20),
+    st.lists(WORDS, min_size=1, max_size=4),
+    st.integers(min_value=0, max_value=6),
+)
+def test_an_index_that_remembers_few_words_ranks_exactly_as_one_that_remembers_all(
+    raw: list[tuple[list[str], list[str]]], query: list[str], remembered: int
+) -> None:
+    """Past `_WORDS_REMEMBERED` words an index looks terms up word by word: same scores, same order."""
+    docs = [Document(i, "-".join(name) + f"-x{i}", " ".join(desc)) for i, (name, desc) in enumerate(raw)]
+    full = SearchIndex(docs).search(" ".join(query), limit=len(docs))
+    bounded = SearchIndex()
+    bounded._words_remembered = remembered  # few words remembered: the rest take the word-by-word path
+    bounded.update(docs)
+    got = bounded.search(" ".join(query), limit=len(docs))
+    assert [hit.key for hit in got] == [hit.key for hit in full]
+    assert all(math.isclose(a.score, b.score, rel_tol=1e-4) for a, b in zip(got, full, strict=True))

@@ -13,10 +13,12 @@ document's score is BM25 over its weighted term frequencies (the name counts 4x,
 Speed: each term's postings are kept with their BM25 impact; a frequent term (in more than `_TOP` documents) is
 scanned only over its `_TOP` highest-impact documents (kept sorted, re-sorted only after it changes), and the best
 candidates are then re-scored exactly from each document's own terms. A query costs O(rare postings + _TOP x
-frequent terms), not O(catalog).
+frequent terms), not O(catalog). Indexing remembers each word's term (a catalog repeats its words; bounded), and
+memory is kept small: 32-bit ids in arrays, no per-name set for the usual one skill per name (about 740 bytes a
+skill at 100,000 generated skills, `python -m bench.search`).
 
     index = SearchIndex()
-    index.put(("docs", "skill://pdf/SKILL.md"), name="pdf", description="Fill and merge PDF files")
+    index.put(Document(("docs", "skill://pdf/SKILL.md"), "pdf", "Fill and merge PDF files"))
     index.search("merge pdfs")   # [SearchHit(key=("docs", "skill://pdf/SKILL.md"), score=...)]
 """
 
@@ -42,6 +44,7 @@ _K1 = 1.2
 _B = 0.75
 _TOP = 2_000  # postings scanned per frequent term
 _RESCORE = 4  # candidates re-scored exactly: limit x this
+_WORDS_REMEMBERED = 200_000  # distinct words whose term id an index remembers (bounds memory on hostile text)
 MAX_QUERY_TERMS = 32  # a longer query keeps its first 32 distinct terms (a conversation used as a query)
 _WORD = re.compile(r"[^\W_]+")
 _STOP_TEXT = """a an and are as at be by can do does for from how i if in into is it its me my of on or our should so
@@ -73,8 +76,16 @@ def _stem(word: str) -> str:
 
 def terms(text: str) -> list[str]:
     """The index terms of `text`: case-folded words, stop words dropped, each stemmed (repeats kept)."""
+    return [_stem(word) for word in _words(text) if word not in STOP_WORDS]
+
+
+def _words(text: str) -> list[str]:
     folded = unicodedata.normalize("NFKC", text).casefold() if not text.isascii() else text.lower()
-    return [_stem(word) for word in _WORD.findall(folded) if word not in STOP_WORDS]
+    return _WORD.findall(folded)
+
+
+def _ids(named: int | tuple[int, ...]) -> tuple[int, ...]:
+    return (named,) if isinstance(named, int) else named
 
 
 def name_key(text: str) -> str:
@@ -120,7 +131,7 @@ class _Doc:
     key: Hashable
     name: str
     length: float  # the sum of its weighted term frequencies
-    term_ids: array[int]  # one per distinct term
+    term_ids: array[int]  # one per distinct term (32-bit ids: 4 bytes each)
     tfs: array[float]  # weighted frequency of each, in the same order
 
 
@@ -137,12 +148,15 @@ class Document:
 class SearchIndex:
     """An incremental BM25 index over skill listings (see the module docstring)."""
 
+    _words_remembered = _WORDS_REMEMBERED
+
     def __init__(self, documents: Iterable[Document] = ()) -> None:
         self._ids: dict[Hashable, int] = {}
         self._docs: dict[int, _Doc] = {}
         self._term_ids: dict[str, int] = {}
         self._terms: list[_Term] = []
-        self._names: dict[str, set[int]] = {}
+        self._names: dict[str, int | tuple[int, ...]] = {}  # name key -> its document (a tuple when several)
+        self._word_terms: dict[str, int] = {}  # a word as written -> its term id (-1: a stop word)
         self._next = 0
         self._length_sum = 0.0
         self._avg_used = 0.0  # the average length the stored impacts were computed with
@@ -161,7 +175,7 @@ class SearchIndex:
     def update(self, documents: Iterable[Document]) -> None:
         """Index (or re-index) several documents; the impacts are weighed once for all of them."""
         prepared: list[_Doc] = []
-        term_id = self._term_id
+        term_ids = self._term_ids_of
         for document in documents:
             self.remove(document.key)
             weighted: dict[int, float] = {}
@@ -170,12 +184,11 @@ class SearchIndex:
                 (document.description, DESCRIPTION_WEIGHT),
                 (document.other, OTHER_WEIGHT),
             ):
-                for term in terms(text):
-                    found = term_id(term)
+                for found in term_ids(text):
                     weighted[found] = weighted.get(found, 0.0) + weight
             length = sum(weighted.values())
             self._length_sum += length
-            ids = array("l", weighted.keys())
+            ids = array("i", weighted.keys())
             prepared.append(_Doc(document.key, name_key(document.name), length, ids, array("f", weighted.values())))
         if not prepared:
             return
@@ -188,7 +201,8 @@ class SearchIndex:
             self._next += 1
             self._ids[doc.key] = doc_id
             self._docs[doc_id] = doc
-            self._names.setdefault(doc.name, set()).add(doc_id)
+            same = self._names.get(doc.name)
+            self._names[doc.name] = doc_id if same is None else (*_ids(same), doc_id)
             if not drifted:
                 self._post(doc_id, doc)
         if drifted:
@@ -201,10 +215,11 @@ class SearchIndex:
             return False
         doc = self._docs.pop(doc_id)
         self._length_sum -= doc.length
-        same_name = self._names[doc.name]
-        same_name.discard(doc_id)
-        if not same_name:
+        others = tuple(other for other in _ids(self._names[doc.name]) if other != doc_id)
+        if not others:
             del self._names[doc.name]
+        else:
+            self._names[doc.name] = others[0] if len(others) == 1 else others
         for term_id in doc.term_ids:
             entry = self._terms[term_id]
             entry.live -= 1
@@ -227,7 +242,8 @@ class SearchIndex:
             for term in wanted
             if (term_id := self._term_ids.get(term)) is not None and self._terms[term_id].live
         }
-        exact = self._names.get(name_key(query), set()) if name_key(query) else set()
+        named = self._names.get(name_key(query)) if name_key(query) else None
+        exact = set(_ids(named)) if named is not None else set()
         scores: dict[int, float] = dict.fromkeys(exact, 0.0)
         get, alive = scores.get, self._docs
         for term_id, idf in weights.items():
@@ -264,11 +280,21 @@ class SearchIndex:
         n = len(self._docs)
         return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
+    def _term_ids_of(self, text: str) -> list[int]:
+        """`terms(text)` as term ids (new terms get one), each word's term remembered: a catalog repeats its words."""
+        known, words = self._word_terms, _words(text)
+        for word in set(words).difference(known):
+            found = -1 if word in STOP_WORDS else self._term_id(_stem(word))
+            if len(known) >= self._words_remembered:  # hostile or huge vocabularies: look the rest up word by word
+                return [self._term_id(term) for term in terms(text)]
+            known[word] = found
+        return [found for found in map(known.__getitem__, words) if found >= 0]
+
     def _term_id(self, term: str) -> int:
         found = self._term_ids.get(term)
         if found is None:
             found = self._term_ids[term] = len(self._terms)
-            self._terms.append(_Term(array("l"), array("f")))
+            self._terms.append(_Term(array("i"), array("f")))
         return found
 
     def _post(self, doc_id: int, doc: _Doc) -> None:
@@ -288,18 +314,18 @@ class SearchIndex:
         if entry.order is None:
             impacts = entry.impacts
             best = heapq.nlargest(_TOP, range(len(impacts)), key=impacts.__getitem__)
-            entry.order = (array("l", [entry.docs[i] for i in best]), array("f", [impacts[i] for i in best]))
+            entry.order = (array("i", [entry.docs[i] for i in best]), array("f", [impacts[i] for i in best]))
         return entry.order
 
     def _compact(self, entry: _Term) -> None:
         keep = [i for i, doc_id in enumerate(entry.docs) if doc_id in self._docs]
-        entry.docs = array("l", [entry.docs[i] for i in keep])
+        entry.docs = array("i", [entry.docs[i] for i in keep])
         entry.impacts = array("f", [entry.impacts[i] for i in keep])
         entry.order = None
 
     def _reweigh(self) -> None:
         """Rebuild every posting with impacts for the current average length (when it drifts by a quarter)."""
         for entry in self._terms:
-            entry.docs, entry.impacts, entry.live, entry.order = array("l"), array("f"), 0, None
+            entry.docs, entry.impacts, entry.live, entry.order = array("i"), array("f"), 0, None
         for doc_id, doc in self._docs.items():
             self._post(doc_id, doc)
