@@ -218,7 +218,9 @@ def _parser() -> argparse.ArgumentParser:
             "Exit status 1 if any skill would be refused."
         ),
     )
-    validate.add_argument("paths", nargs="+", metavar="PATH", help="a folder of skills, or a skill folder")
+    validate.add_argument(
+        "paths", nargs="+", metavar="SOURCE", help="a folder of skills or a skill folder; any SOURCE serve takes"
+    )
     validate.add_argument("--format", choices=("human", "json"), default="human", help="output format")
     validate.set_defaults(func=_validate)
 
