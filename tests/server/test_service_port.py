@@ -71,6 +71,7 @@ async def test_a_read_that_finds_other_bytes_asks_the_source_where_to_look_again
     assert read["contents"][0]["text"] == "two\n"
     assert source.asked == ["skill://pdf/a.md"]
     assert source.updated == [[os.path.realpath(root / "pdf" / "a.md")]]
+    assert service.stats.rehash_mismatches == 1  # what /metrics reports as skillwire_rehash_mismatches
 
 
 def test_places_for_names_the_file_a_uri_serves_and_nothing_for_others(tmp_path: Path) -> None:

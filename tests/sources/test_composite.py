@@ -35,6 +35,14 @@ def test_a_prefix_puts_a_members_skills_under_it_with_their_files() -> None:
     assert [k.name for k in catalog.children_page("skill://team/docs/pdf", None, 10).items] == ["SKILL.md", "docs"]
 
 
+def test_a_prefixed_members_empty_folders_stay_directories(tmp_path: Path) -> None:
+    """`Skill.folders` carries over under a prefix: an empty folder reads as a directory with no children."""
+    root = write_tree({"pdf/SKILL.md": skill_md("pdf"), "pdf/drafts/": b""}, tmp_path / "skills")
+    catalog = CompositeSource([Member(FolderSource([root]), ("team",))]).scan()
+    assert catalog.is_directory("skill://team/pdf/drafts")
+    assert catalog.children_page("skill://team/pdf/drafts", None, 10).items == ()
+
+
 def test_a_skill_path_offered_by_two_sources_is_refused_naming_both(tmp_path: Path) -> None:
     """Neither copy of a doubly offered skill is served; each refusal names both origins."""
     root = write_tree({"pdf/SKILL.md": skill_md("pdf"), "other/SKILL.md": skill_md("other")}, tmp_path / "skills")

@@ -39,3 +39,15 @@ def test_an_ignore_file_that_is_not_utf8_refuses_the_skill_holding_it() -> None:
     """As in a folder: the rules cannot be read, so what the skill publishes is unknown."""
     catalog = MemorySource({"pdf/SKILL.md": skill_md("pdf"), "pdf/.skillwireignore": b"\xff"}, label="mem").scan()
     assert [(r.path, r.rule) for r in catalog.refusals] == [("mem/pdf/.skillwireignore", "unreadable")]
+
+
+def test_a_key_ending_in_a_slash_is_a_folder_and_holds_no_bytes() -> None:
+    """ "drafts/" is an empty folder (a directory with no children); a folder key with bytes is refused when made."""
+    catalog = MemorySource({"pdf/SKILL.md": skill_md("pdf"), "pdf/drafts/": b""}).scan()
+    skill = catalog.skill("skill://pdf/SKILL.md")
+    assert skill is not None
+    assert skill.folders == ("drafts",)
+    assert [f.rel_path for f in skill.files] == ["SKILL.md"]
+    assert catalog.children_page("skill://pdf/drafts", None, 10).items == ()
+    with pytest.raises(ValueError, match="names a folder"):
+        MemorySource({"pdf/drafts/": b"x"})

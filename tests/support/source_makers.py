@@ -34,10 +34,13 @@ Maker = Callable[[Mapping[str, bytes], Path], Made]
 
 
 def write_tree(files: Mapping[str, bytes], root: Path) -> Path:
-    """Write `files` under `root` (made if missing) and return it."""
+    """Write `files` under `root` (made if missing) and return it; a path ending in "/" is a folder, made empty."""
     root.mkdir(parents=True, exist_ok=True)
     for rel, data in files.items():
-        path = root.joinpath(*rel.split("/"))
+        path = root.joinpath(*rel.rstrip("/").split("/"))
+        if rel.endswith("/"):
+            path.mkdir(parents=True, exist_ok=True)
+            continue
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
     return root

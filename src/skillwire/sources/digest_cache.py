@@ -42,7 +42,7 @@ logger = logging.getLogger(__name__)
 FileKey = tuple[int, int, int, int, int]  # (st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns)
 
 _FORMAT = "skillwire-digest-cache"
-_VERSION = 4  # 4: skill rows are `folder_snapshot.SkillRow`; a cache of another version is ignored, never read
+_VERSION = 5  # 5: skill rows are `folder_snapshot.SkillRow` with `folders`; a cache of another version is ignored
 MAX_CACHE_BYTES = 1 << 30  # far above a 100,000-skill catalog's cache (about 100 MB); a larger file is not read
 RACY_NS = 2_000_000_000  # files changed less than this long before a scan are not trusted by their key
 

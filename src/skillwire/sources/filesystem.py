@@ -311,7 +311,7 @@ class FolderSource(IncrementalSource, WatchableSource, RestorableSource):
         walk = Walk(root=built.root)
         walk_dir(walk, built.real_dir, built.rel_dir, built.rules, frozenset())
         walk.files.sort(key=rel_of)
-        return signature_of(walk.files, walk.bad_paths, built.rel_dir) != built.signature
+        return signature_of(walk.files, walk.bad_paths, built.rel_dir, sorted(walk.folders)) != built.signature
 
     # -- scanning --------------------------------------------------------------------------------------------------
 
@@ -332,6 +332,7 @@ class FolderSource(IncrementalSource, WatchableSource, RestorableSource):
             real_root=real_root,
             files=walk.files,
             rels=[f.rel for f in walk.files],
+            folders=sorted(walk.folders),
             bad_paths=walk.bad_paths,
             skill_dirs=sorted(walk.skill_dirs),
             rules=walk.skill_rules,

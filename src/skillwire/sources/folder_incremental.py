@@ -92,6 +92,8 @@ def rewalk(state: RootState, region: str, progress: Progress | None, distrust: s
     built_before: dict[str, Built | Refusal] = {}
     state.files[lo:hi] = walk.files
     state.rels[lo:hi] = [f.rel for f in walk.files]
+    lo, hi = span(state.folders, region)
+    state.folders[lo:hi] = sorted(walk.folders)
     state.bad_paths = [b for b in state.bad_paths if not is_under(b.path, region)] + walk.bad_paths
     for skill_dir in [d for d in state.skill_dirs if is_under(d, region)]:
         built_before[skill_dir] = state.results.pop(skill_dir)

@@ -1,6 +1,6 @@
 """Indexing one root's skill folders: hash what a walk found, then build each skill by the core rules.
 
-A skill whose folder looks as it did (same files, stamps and bad paths) keeps its published objects; any
+A skill whose folder looks as it did (same files, stamps, bad paths and empty folders) keeps its published objects; any
 other is built again with `skill_rules.build_skill`, the folder's own problems (links, unreadable files) passed
 in as problems.
 
@@ -110,7 +110,9 @@ def index_skills(
             continue
         bad = [b for b in state.bad_paths if is_under(b.path, skill_dir)]
         real_dir, rules = state.rules[skill_dir]
-        signature = signature_of(members, bad, skill_dir)
+        lo, hi = span(state.folders, skill_dir)
+        folders = state.folders[lo:hi]
+        signature = signature_of(members, bad, skill_dir, folders)
         before = built_before.get(skill_dir)
         if (
             isinstance(before, Built)
@@ -122,7 +124,7 @@ def index_skills(
             continue
         try:
             skill, moved = _build_skill(
-                members, bad, prefix, skill_path, errors, real_dir=real_dir, root_prefix=root_prefix
+                members, bad, prefix, skill_path, errors, real_dir=real_dir, root_prefix=root_prefix, folders=folders
             )
         except SkillError as err:
             rel = err.path or SKILL_FILE
@@ -145,9 +147,11 @@ def _build_skill(
     *,
     real_dir: str,
     root_prefix: str,
+    folders: Sequence[str] = (),
 ) -> tuple[Skill, dict[str, str] | None]:
     """One skill folder's entry by the core rules (and the files not at `real_dir`/path, if any); SkillError
-    naming the broken rule. A bad path found by the walk and an unreadable file are this source's problems."""
+    naming the broken rule. A bad path found by the walk and an unreadable file are this source's problems.
+    `folders`: its empty branches (root-relative, sorted)."""
     cut = len(prefix)
     problems = [SkillError(bad.message, rule=bad.rule, path=bad.path[cut:]) for bad in bad_paths]
     if errors:
@@ -160,7 +164,7 @@ def _build_skill(
     skill_md = next(rec for rec in members if rec.rel == prefix + SKILL_FILE).frontmatter
     if skill_md is None:  # never read (under a name no URI can carry): the name rules refuse the skill first
         skill_md = SkillError("cannot be read", rule="unreadable", path=SKILL_FILE)
-    skill = build_skill(skill_path, facts, skill_md, problems=problems)
+    skill = build_skill(skill_path, facts, skill_md, problems=problems, folders=[f[cut:] for f in folders])
     moved: dict[str, str] = {}
     usual_dir = real_dir == root_prefix + prefix[:-1] if prefix else real_dir + "/" == root_prefix
     if not usual_dir or any(rec.location is not None for rec in members):

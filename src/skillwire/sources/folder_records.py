@@ -57,6 +57,7 @@ class Walk:
     skill_dirs: list[str] = field(default_factory=list)
     skill_rules: dict[str, tuple[str, IgnoreRules]] = field(default_factory=dict)
     linked: bool = False  # a symbolic link was followed: a path's location is not root + rel
+    folders: list[str] = field(default_factory=list)  # empty branches: folders below which nothing was recorded
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +71,7 @@ class Built:
     rel_dir: str
     rules: IgnoreRules
     root: str
-    signature: int  # hash of the folder as walked: files with their stamps, and bad paths
+    signature: int  # hash of the folder as walked: files with their stamps, bad paths and empty folders
 
     def location(self, f: SkillFile) -> str:
         """Where the bytes of this skill's file `f` live."""
@@ -87,6 +88,7 @@ class RootState:
     real_root: str
     files: list[FileRecord]
     rels: list[str]  # [f.rel for f in files], for bisecting
+    folders: list[str]  # sorted: the empty branches (`Skill.folders`), root-relative
     bad_paths: list[Refusal]
     skill_dirs: list[str]  # sorted
     rules: dict[str, tuple[str, IgnoreRules]]
@@ -164,12 +166,14 @@ def folder_in_skill(folder: str, skill_dirs: set[str], memo: dict[str, bool]) ->
     return found
 
 
-def signature_of(members: Sequence[FileRecord], bad_paths: Iterable[Refusal], skill_dir: str) -> int:
-    """What a walk saw of one skill folder, without reading content (its files with their stamps, and bad
-    paths), hashed: equal for an unchanged folder."""
+def signature_of(
+    members: Sequence[FileRecord], bad_paths: Iterable[Refusal], skill_dir: str, folders: Sequence[str]
+) -> int:
+    """What a walk saw of one skill folder, without reading content (its files with their stamps, bad paths
+    and empty folders, root-relative and sorted), hashed: equal for an unchanged folder."""
     files = tuple((f.rel, f.stamp) for f in members)
     bad = tuple(sorted((b.path, b.rule) for b in bad_paths if is_under(b.path, skill_dir)))
-    return hash((files, bad))
+    return hash((files, bad, tuple(folders)))
 
 
 def bad_paths_outside_skills(state: RootState) -> list[Refusal]:

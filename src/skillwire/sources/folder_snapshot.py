@@ -68,6 +68,7 @@ class SkillRow(NamedTuple):
     mimes: list[str]
     stamps: list[int]
     moved: dict[str, str]  # files (by path in the skill) not at real_dir/path: followed links
+    folders: list[str]  # the skill's empty branches (`Skill.folders`: paths in the skill, sorted)
 
     @classmethod
     def decode(cls, item: Any) -> SkillRow:
@@ -80,6 +81,8 @@ class SkillRow(NamedTuple):
             raise TypeError("malformed skill")
         if not isinstance(row.folder, str) or not isinstance(row.skill_path, list):
             raise TypeError("malformed skill folder")
+        if not isinstance(row.folders, list):
+            raise TypeError("malformed folders")
         return row
 
 
@@ -115,6 +118,7 @@ def snapshot_of(
                 mimes=[rec.mime for rec in members],
                 stamps=[rec.stamp or 0 for rec in members],
                 moved=built.moved or {},
+                folders=list(built.skill.folders),
             )
             rows.append(list(row))
         per_root.append({"real": state.real_root, "skills": rows})
@@ -166,6 +170,8 @@ def _served_rows(snapshot: Any, roots: Sequence[Path]) -> list[tuple[int, SkillR
             if not len(rels) == len(digests) == len(sizes) == len(mimes) == len(stamps):
                 raise ValueError("columns of different lengths")
             names.append(joined)
+            if row.folders:
+                names.append("\n".join(row.folders))  # checked as names like the files' (TypeError for a non-str)
             names.append(row.folder)
             for where in (row.real_dir, *moved.values()):
                 if not _safe_location(where, real_root):
@@ -191,7 +197,7 @@ def _served_rows(snapshot: Any, roots: Sequence[Path]) -> list[tuple[int, SkillR
 def _skill_from_row(row: SkillRow) -> Skill:
     uris = file_uris(directory_uri(row.skill_path) + "/", row.rels)
     files = sorted(map(SkillFile, row.rels, uris, row.digests, row.sizes, row.mimes), key=manifest_order)
-    return Skill(tuple(row.skill_path), row.frontmatter, tuple(files))
+    return Skill(tuple(row.skill_path), row.frontmatter, tuple(files), tuple(row.folders))
 
 
 def _verified(row: SkillRow, trusted_before_ns: int) -> tuple[SkillRow, int | None] | None:
@@ -324,7 +330,7 @@ def priors_of(
         prior = priors[i]
         if prior is None:
             continue
-        skill_dir, _, frontmatter, line, real_dir, no_rules, rels, digests, sizes, mimes, stamps, moved = row
+        skill_dir, _, frontmatter, line, real_dir, no_rules, rels, digests, sizes, mimes, stamps, moved, folders = row
         prefix = skill_dir + "/" if skill_dir else ""
         members = []
         for rel, digest, size, mime, stamp in zip(rels, digests, sizes, mimes, stamps, strict=True):
@@ -355,7 +361,7 @@ def priors_of(
                 skill_dir,
                 rules,
                 real_roots[i],
-                signature_of(members, (), skill_dir),
+                signature_of(members, (), skill_dir, [prefix + f for f in folders]),
             )
     return priors
 

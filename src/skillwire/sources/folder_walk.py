@@ -3,7 +3,8 @@
 Follows a symbolic link only when its fully resolved target stays inside the root; a link that leaves it, dangles
 or loops, a device, socket or pipe, and a name that is not UTF-8 become bad paths (refusing the skill holding
 them). Ignore rules (`sources.ignore`) apply as the walk goes; with project ignores, virtualenvs, node_modules
-and `.gitignore`d folders are passed over while looking for skills.
+and `.gitignore`d folders are passed over while looking for skills. A folder below which nothing was recorded
+(empty, or holding only ignored files) is an empty branch (`Skill.folders`) if a URI can name it.
 
     walk = Walk(root=real_root)
     walk_dir(walk, real_root, "", IgnoreRules.empty(), frozenset())
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 from skillwire.catalog import Refusal
 from skillwire.skill_rules import (
     encodes,
+    nameable_folder,
     shown_name,
 )
 from skillwire.sources.digest_cache import file_key
@@ -134,7 +136,10 @@ def walk_dir(
                 continue
             if project is not None and _not_a_skill_tree(project, name, rel, location):
                 continue
+            found = (len(walk.files), len(walk.folders), len(walk.bad_paths))
             walk_dir(walk, location, rel, rules, ancestors, stat_files=stat_files, project=project)
+            if found == (len(walk.files), len(walk.folders), len(walk.bad_paths)) and nameable_folder(rel):
+                walk.folders.append(rel)  # empty, or holding only ignored files: a directory all the same
         elif stat.S_ISREG(st.st_mode):
             usual = location == root_prefix + rel
             record = FileRecord(rel, None if usual else location, st.st_size, hash(file_key(st)))
