@@ -71,7 +71,7 @@ def test_readme_host_example_runs_as_written(tmp_path: Path) -> None:
     assert '<skill-content origin="mcp:docs" skill="skill://pdf-processing/SKILL.md"' in run.stdout
     assert "skill://pdf-processing/templates/invoice.md" in run.stdout
     assert "# Invoice" in run.stdout
-    assert "['list_skills', 'load_skill', 'read_skill_file', 'list_skill_directory']" in run.stdout
+    assert "['list_skills', 'search_skills', 'load_skill', 'read_skill_file', 'list_skill_directory']" in run.stdout
     assert "Load this skill? [y/N, v to read its SKILL.md first]" in run.stderr
     assert "skill://pdf-processing/SKILL.md" in (tmp_path / "approvals.json").read_text(encoding="utf-8")
     assert list((tmp_path / "cache").rglob("invoice.md")), "the cache holds the verified file"
