@@ -76,7 +76,10 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; `_LAZY` below must name th
     from skillwire.server.extension import SkillsExtension
     from skillwire.server.scopes_file import PolicyFile
     from skillwire.server.service import ServeOptions, SkillService
+    from skillwire.sources.composite import CompositeSource
     from skillwire.sources.filesystem import FolderSource
+    from skillwire.sources.memory import MemorySource
+    from skillwire.sources.port import SkillSource
     from skillwire.wire import EXTENSION_ID
 
 __version__ = "0.1.0"
@@ -98,6 +101,7 @@ __all__ = [
     "Catalog",
     "CatalogItem",
     "ClientLimits",
+    "CompositeSource",
     "ContentChange",
     "CrossOriginReadRequest",
     "DenyAll",
@@ -119,6 +123,7 @@ __all__ = [
     "LoadedSkill",
     "LocalSkill",
     "MemoryApprovalStore",
+    "MemorySource",
     "NameRuleError",
     "NotLoaded",
     "OutsideSkill",
@@ -140,6 +145,7 @@ __all__ = [
     "SkillFile",
     "SkillKey",
     "SkillService",
+    "SkillSource",
     "SkillTool",
     "SkillsClient",
     "SkillsExtension",
@@ -222,7 +228,10 @@ _LAZY: dict[str, str] = {
     "PolicyFile": "skillwire.server.scopes_file",
     "ServeOptions": "skillwire.server.service",
     "SkillService": "skillwire.server.service",
+    "CompositeSource": "skillwire.sources.composite",
     "FolderSource": "skillwire.sources.filesystem",
+    "MemorySource": "skillwire.sources.memory",
+    "SkillSource": "skillwire.sources.port",
     "EXTENSION_ID": "skillwire.wire",
 }
 """Public name -> the module that defines it, imported when the name is first looked up."""

@@ -18,7 +18,7 @@ make another resource), the one notion of URI equality on the host side.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from urllib.parse import quote, unquote_to_bytes
 
 from skillwire.errors import InvalidSkillUri
@@ -54,13 +54,13 @@ def encode_segment(segment: str) -> str:
     return quote(segment, safe=_SAFE)
 
 
-_PLAIN_PATH = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/]*")
+PLAIN_PATH = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/]*")
 
 
 def join_segments(segments: Sequence[str]) -> str:
     """`/`-join encoded segments."""
     joined = "/".join(segments)
-    if _PLAIN_PATH.fullmatch(joined) and joined.count("/") == len(segments) - 1:
+    if PLAIN_PATH.fullmatch(joined) and joined.count("/") == len(segments) - 1:
         return joined  # no segment needs encoding, and none held a "/" of its own
     return "/".join(encode_segment(s) for s in segments)
 
@@ -79,6 +79,15 @@ def file_uri(skill_path: Sequence[str], rel_path: str) -> str:
 def skill_uri(skill_path: Sequence[str]) -> str:
     """URI of a skill's SKILL.md, the skill's identity within a server."""
     return file_uri(skill_path, SKILL_FILE)
+
+
+def enclosing_skill_uris(uri: str) -> Iterator[str]:
+    """The SKILL.md URIs of every folder that could be a skill holding `uri` (a file or folder URI), innermost
+    first: `skill://a/b/c.md` gives `skill://a/b/c.md/SKILL.md`, `skill://a/b/SKILL.md`, `skill://a/SKILL.md`."""
+    scheme, sep, path = uri.partition("://")
+    while sep and path:
+        yield f"{scheme}{sep}{path}/{SKILL_FILE}"
+        path = path.rpartition("/")[0]
 
 
 def skill_root_of(uri: str) -> str:
@@ -104,7 +113,7 @@ def canonical_uri(uri: object) -> str:
         reason = f"scheme {scheme!r} is not served here" if scheme else "it has no skill:// scheme"
         raise InvalidSkillUri(uri, reason)
     rest = uri[len(PREFIX) :]
-    if _PLAIN_PATH.fullmatch(rest) and all(seg not in ("", ".", "..") for seg in rest.split("/")):
+    if PLAIN_PATH.fullmatch(rest) and all(seg not in ("", ".", "..") for seg in rest.split("/")):
         return uri  # nothing encoded, no empty or dot segment: already canonical (the hot path for reads)
     if "?" in rest or "#" in rest:
         raise InvalidSkillUri(uri, "queries and fragments are not part of skill URIs")

@@ -28,6 +28,8 @@ from starlette.applications import Starlette
 from skillwire.server.ops import METHODS, ServerMetrics, ops_routes, snapshot_id
 from skillwire.server.service import SkillService
 from skillwire.sources.filesystem import FolderSource
+from skillwire.sources.memory import MemorySource
+from tests.sources.contract.cases import skill_md
 from tests.support.servers import (
     MODES,
     HttpServer,
@@ -245,6 +247,27 @@ async def test_readyz_says_starting_until_a_restored_catalog_is_checked_against_
         assert ready.json()["generation"] == 1
         assert ready.json()["snapshot"] == starting.json()["snapshot"]  # the same content, checked now
         assert "skillwire_ready 1.0" in (await client.get("/metrics")).text
+
+
+class PinnedSource(MemorySource):
+    """A memory source that says which revision it serves, as a source kept in git would (its commit)."""
+
+    @property
+    def revision(self) -> str | None:
+        return "1a2b3c4"
+
+
+async def test_readyz_names_the_revision_the_source_port_reports() -> None:
+    """`/readyz` takes the revision from `SkillSource.revision` (one notion for every source), ready at once when
+    nothing was restored; a source without one says none."""
+    for source, revision in ((PinnedSource({"pdf/SKILL.md": skill_md("pdf")}), "1a2b3c4"), (MemorySource({}), None)):
+        service = SkillService(source)
+        app = Starlette(routes=ops_routes(service, ServerMetrics(service)))
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            ready = await client.get("/readyz")
+        assert ready.status_code == 200
+        assert ready.json().get("revision") == revision
 
 
 @pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool (Debian's prometheus package) not installed")

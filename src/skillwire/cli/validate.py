@@ -1,8 +1,10 @@
-"""`skillwire validate PATH...`: what a server would refuse, and what another host may read differently.
+"""`skillwire validate SOURCE...`: what a server would refuse, and what another host may read differently.
 
-Refusals come from `FolderSource.scan`, the very code `skillwire serve` runs; warnings come from
-`skillwire.lint`. Exit status: 0 when nothing would be refused (warnings alone are fine), 1 when
-something would be, 2 for usage errors.
+SOURCE is anything `skillwire serve` takes (`sources.spec`: a folder, KIND:TARGET, PREFIX=SOURCE). Refusals come
+from the source's own scan, the very code `skillwire serve` runs (every source builds skills with the core rules
+of `skill_rules`); warnings come from `skillwire.lint`, on SKILL.md bytes read through the catalog. For folders,
+files a skill's folder holds but the server leaves out are reported too. Exit status: 0 when nothing would be
+refused (warnings alone are fine), 1 when something would be, 2 for usage errors.
 
 `--format json` prints one object, schema version 1 (stable: keys are only ever added):
 
@@ -23,15 +25,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from skillwire.catalog import Catalog
-from skillwire.cli.errors import nothing_found
+from skillwire.catalog import Catalog, FileContent
+from skillwire.cli.errors import UsageError, nothing_found
 from skillwire.cli.formats import Annotation, Level, emit, repo_path
 from skillwire.cli.output import Styled, Terminal
 from skillwire.fixes import FIXES
 from skillwire.lint import LintWarning, lint_skill_md
-from skillwire.sources.filesystem import FolderSource, shown_name
+from skillwire.skill_rules import shown_name
+from skillwire.sources.filesystem import FolderFile
 from skillwire.sources.ignore import IGNORE_FILE
 from skillwire.sources.safe_open import read_regular
+from skillwire.sources.spec import SourceOptions, SpecError, open_sources, parse_spec
 
 MAX_SKILL_MD_BYTES = 8 << 20  # a SKILL.md larger than this is not linted (the frontmatter sits at its start anyway)
 
@@ -42,8 +46,12 @@ PER_GROUP = 3  # example paths shown per message without -v
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    roots = [Path(p) for p in args.paths]
-    catalog = FolderSource(roots, project_ignores=True).scan()  # a repo's .venv and node_modules hold no skills
+    roots = [Path(s.target) for s in map(parse_spec, args.paths) if s.kind == "folder"]
+    try:  # project ignores: a repo's .venv and node_modules hold no skills
+        source = open_sources(args.paths, SourceOptions(project_ignores=True))
+    except SpecError as error:
+        raise UsageError(str(error)) from None
+    catalog = source.scan()
     nothing = nothing_found(catalog, args.paths)
     if nothing is not None:
         raise nothing
@@ -138,21 +146,19 @@ def build_report(catalog: Catalog, roots: Sequence[Path], warnings: Sequence[Lin
 
 def _lint_all(catalog: Catalog, roots: Sequence[Path]) -> list[LintWarning]:
     """Lint every served SKILL.md, and the SKILL.md of every skill refused for its frontmatter or name."""
-    targets: list[tuple[str, str]] = []  # (location on disk, path to show)
+    targets: list[tuple[FileContent, str]] = []  # (how to read it, path to show)
     for skill in catalog.skills:
         served = catalog.file(skill.uri)
         if served is not None:
-            targets.append((served.location, _shown(catalog, skill.uri, roots)))
-    for refusal in catalog.refusals:
-        if refusal.skill and os.path.basename(refusal.path) == "SKILL.md":
-            targets.append((refusal.path, refusal.path))
+            targets.append((served.content, _shown(catalog, skill.uri, roots)))
+    for refusal in catalog.refusals:  # a refused skill in a folder: its SKILL.md is read from where it was found
+        if refusal.skill and os.path.basename(refusal.path) == "SKILL.md" and _in_any(refusal.path, roots):
+            targets.append((_AnyFile(refusal.path), refusal.path))
     out: list[LintWarning] = []
-    for location, shown in targets:
-        try:  # the file may have been swapped for a FIFO or a device since the scan: never wait, never over-read
-            raw = read_regular(location, limit=MAX_SKILL_MD_BYTES)
-        except OSError:
-            continue
-        if len(raw) > MAX_SKILL_MD_BYTES:
+    for content, shown in targets:
+        # the file may have been swapped for a FIFO or a device since the scan: never wait, never over-read
+        raw = content.read(MAX_SKILL_MD_BYTES)
+        if raw is None or len(raw) > MAX_SKILL_MD_BYTES:
             continue
         out.extend(lint_skill_md(raw, path=shown))
     return out
@@ -170,10 +176,10 @@ def _not_served(catalog: Catalog) -> list[LintWarning]:
     for skill in catalog.skills:
         for f in skill.files:
             entry = catalog.file(f.uri)
-            if entry is not None:
-                served.add(entry.location)
+            if entry is not None and isinstance(entry.content, FolderFile):
+                served.add(entry.content.path)
                 if f.rel_path == "SKILL.md":
-                    skill_dirs.add(os.path.dirname(entry.location))
+                    skill_dirs.add(os.path.dirname(entry.content.path))
     out: list[LintWarning] = []
     seen: set[str] = set()
     for top in sorted(skill_dirs):
@@ -209,18 +215,36 @@ def _ignored(path: str, kind: str) -> LintWarning:
     )
 
 
+def _in_any(path: str, roots: Sequence[Path]) -> bool:
+    """True if `path` (as a refusal names it) lies under one of the folder `roots` as they were given."""
+    return any(path == str(root) or path.startswith(str(root).rstrip(os.sep) + os.sep) for root in roots)
+
+
 def _shown(catalog: Catalog, uri: str, roots: Sequence[Path]) -> str:
     """The SKILL.md path as the user would write it: under the root they named, not the resolved real path."""
     served = catalog.file(uri)
-    if served is None:
+    if served is None or not isinstance(served.content, FolderFile):
         return uri
-    location = served.location
+    location = served.content.path
     for root in roots:
         real = os.path.realpath(root)
         if location.startswith(real.rstrip(os.sep) + os.sep):
             # shown_name: a root's own path may hold bytes that are not UTF-8
             return shown_name(os.path.join(str(root), os.path.relpath(location, real)))
     return shown_name(location)
+
+
+@dataclass(frozen=True, slots=True)
+class _AnyFile:
+    """A SKILL.md named by a refusal: read as a regular file, not checked inside a root (the user named it)."""
+
+    path: str
+
+    def read(self, limit: int) -> bytes | None:
+        try:
+            return read_regular(self.path, limit=limit)
+        except OSError:
+            return None
 
 
 # -- human output ---------------------------------------------------------------------------------------------------

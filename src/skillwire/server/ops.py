@@ -20,7 +20,7 @@ import time
 from collections import Counter as Tally
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import anyio.to_thread
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -65,13 +65,6 @@ _OUTCOMES = {INVALID_PARAMS: "invalid_params", -32601: "method_not_found", INTER
 _RULE = re.compile(r"[a-z0-9][a-z0-9-]{0,47}")
 _MAX_RULES = 64  # distinct `rule` label values; rules come from the code, but a digest cache file could say anything
 _NO_STORE = {"Cache-Control": "no-store"}
-
-
-@runtime_checkable
-class RevisionedSource(Protocol):
-    """A source that can say which revision of its content it last served (a git source: the commit)."""
-
-    def revision(self) -> str | None: ...
 
 
 class ServerMetrics:
@@ -249,13 +242,11 @@ def ops_routes(service: SkillService, metrics: ServerMetrics) -> list[Route]:
 
 def _readiness(service: SkillService, snapshots: _Snapshots) -> Readiness:
     catalog = service.catalog
-    source = service.source
-    revision = source.revision() if isinstance(source, RevisionedSource) else None
     return Readiness(
         ready=service.stats.verified,
         generation=catalog.generation,
         skills=len(catalog),
         files=catalog.file_count,
         snapshot=snapshots.of(catalog),
-        revision=revision,
+        revision=service.source.revision,  # `sources.port.SkillSource.revision`: a git source's commit
     )
