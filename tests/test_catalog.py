@@ -8,6 +8,7 @@ import pytest
 
 from skillwire.catalog import Catalog, InvalidCursor, decode_cursor, encode_cursor
 from skillwire.manifest import Skill, SkillFile
+from skillwire.sources.memory import MemoryFile
 from skillwire.uri import file_uri
 
 
@@ -19,7 +20,7 @@ def make_skill(path: tuple[str, ...], *rels: str) -> Skill:
 
 
 def make_catalog(*skills: Skill) -> Catalog:
-    locations = {f.uri: "/dev/null" for s in skills for f in s.files}
+    locations = {f.uri: MemoryFile(b"") for s in skills for f in s.files}
     return Catalog(skills, locations)
 
 
@@ -103,7 +104,7 @@ def test_a_deferred_catalog_builds_each_skill_on_first_use_and_equals_an_eager_o
 
         return build
 
-    locations = {f.uri: "/dev/null" for s in skills for f in s.files}
+    locations = {f.uri: MemoryFile(b"") for s in skills for f in s.files}
     lazy = Catalog.deferred([(s.uri, builder(s)) for s in reversed(skills)], locations)
     assert len(lazy) == 3
     assert built == []

@@ -18,7 +18,7 @@ import json
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 from urllib.parse import unquote
 
 from skillwire.errors import SkillwireError
@@ -69,12 +69,22 @@ class Page(Generic[T]):
     next_cursor: str | None
 
 
+class FileContent(Protocol):
+    """How to read the bytes of one served file, as its source indexed it (a path, a blob, bytes in memory)."""
+
+    def read(self, limit: int) -> bytes | None:
+        """At most `limit` + 1 bytes of the file; None when it can no longer be read as what was indexed (gone,
+        no longer a regular file, moved out of its root). Bytes that changed are returned: the caller checks the
+        digest. Blocks at most as long as reading `limit` bytes takes (never waits on a FIFO or a lock)."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class ServedFile:
-    """A file the catalog serves: its manifest record, where its bytes live, and the skills listing it."""
+    """A file the catalog serves: its manifest record, how to read its bytes, and the skills listing it."""
 
     file: SkillFile
-    location: str
+    content: FileContent
     skills: tuple[str, ...]
     is_skill_md: bool
 
@@ -133,11 +143,11 @@ class Catalog(BrowsableCatalog):
     def __init__(
         self,
         skills: Iterable[Skill],
-        locations: Mapping[str, str] | Locator,
+        locations: Mapping[str, FileContent] | Locator,
         refusals: Iterable[Refusal] = (),
         generation: int = 0,
     ) -> None:
-        """`locations`: where each file's bytes live, by file URI, or a function of (skill, file) that says."""
+        """`locations`: how to read each file's bytes, by file URI, or a function of (skill, file) that says."""
         self.generation = generation
         self.refusals: tuple[Refusal, ...] = tuple(refusals)
         self._skills: dict[str, Skill | _Deferred] = {s.uri: s for s in sorted(skills, key=_uri_of)}
@@ -273,7 +283,7 @@ class Catalog(BrowsableCatalog):
     def deferred(
         cls,
         builders: Iterable[tuple[str, Callable[[], Skill]]],
-        locations: Mapping[str, str] | Locator,
+        locations: Mapping[str, FileContent] | Locator,
         refusals: Iterable[Refusal] = (),
         generation: int = 0,
         *,
@@ -295,12 +305,12 @@ class Catalog(BrowsableCatalog):
         return catalog
 
 
-Locator = Callable[[Skill, SkillFile], str]
-"""Where the bytes of a skill's file live (a path to open)."""
+Locator = Callable[[Skill, SkillFile], FileContent]
+"""How to read the bytes of a skill's file (made when a request asks, not kept for every file)."""
 
 
-def _by_uri(locations: Mapping[str, str]) -> Locator:
-    def locate(skill: Skill, f: SkillFile) -> str:
+def _by_uri(locations: Mapping[str, FileContent]) -> Locator:
+    def locate(skill: Skill, f: SkillFile) -> FileContent:
         return locations[f.uri]
 
     return locate

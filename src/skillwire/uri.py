@@ -51,13 +51,13 @@ def encode_segment(segment: str) -> str:
     return quote(segment, safe=_SAFE)
 
 
-_PLAIN_PATH = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/]*")
+PLAIN_PATH = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/]*")
 
 
 def join_segments(segments: Sequence[str]) -> str:
     """`/`-join encoded segments."""
     joined = "/".join(segments)
-    if _PLAIN_PATH.fullmatch(joined) and joined.count("/") == len(segments) - 1:
+    if PLAIN_PATH.fullmatch(joined) and joined.count("/") == len(segments) - 1:
         return joined  # no segment needs encoding, and none held a "/" of its own
     return "/".join(encode_segment(s) for s in segments)
 
@@ -101,7 +101,7 @@ def canonical_uri(uri: object) -> str:
         reason = f"scheme {scheme!r} is not served here" if scheme else "it has no skill:// scheme"
         raise InvalidSkillUri(uri, reason)
     rest = uri[len(PREFIX) :]
-    if _PLAIN_PATH.fullmatch(rest) and all(seg not in ("", ".", "..") for seg in rest.split("/")):
+    if PLAIN_PATH.fullmatch(rest) and all(seg not in ("", ".", "..") for seg in rest.split("/")):
         return uri  # nothing encoded, no empty or dot segment: already canonical (the hot path for reads)
     if "?" in rest or "#" in rest:
         raise InvalidSkillUri(uri, "queries and fragments are not part of skill URIs")

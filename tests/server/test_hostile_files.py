@@ -21,6 +21,7 @@ from mcp.shared.exceptions import MCPError
 
 from skillwire.server import watch
 from skillwire.server.service import SkillService
+from skillwire.sources import folder_watch
 from skillwire.sources.filesystem import FolderSource
 from tests.support.servers import (
     INVALID_PARAMS,
@@ -145,7 +146,7 @@ async def test_a_folder_name_that_is_not_utf8_keeps_the_watcher_alive(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """watchfiles cannot even start under such a folder: the watcher restarted forever and new skills never came."""
-    monkeypatch.setattr(watch, "_UNDECODABLE_RESCAN_S", 0.2, raising=False)  # the test cannot wait 10 s
+    monkeypatch.setattr(folder_watch, "_UNDECODABLE_RESCAN_S", 0.2)  # the test cannot wait 10 s
     root = make_root(tmp_path)
     os.mkdir(os.fsencode(root) + b"/gamma\xfe")
     open(os.fsencode(root) + b"/gamma\xfe/SKILL.md", "wb").close()

@@ -33,7 +33,7 @@ def make_catalog(root: Path) -> None:
 def entries(catalog: Catalog) -> list[object]:
     return [
         [s.to_entry() for s in catalog.skills],
-        [(f.file, f.location, f.skills, f.is_skill_md) for f in catalog.files_page(None, 10_000).items],
+        [(f.file, f.content, f.skills, f.is_skill_md) for f in catalog.files_page(None, 10_000).items],
         [(r.path, r.rule) for r in catalog.refusals],
     ]
 

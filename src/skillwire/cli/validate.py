@@ -20,15 +20,17 @@ import os
 import re
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from skillwire.catalog import Catalog
+from skillwire.catalog import Catalog, FileContent
 from skillwire.cli.errors import nothing_found
 from skillwire.cli.output import Styled, Terminal, say_json
 from skillwire.fields import RULES as OPTIONAL_FIELD_RULES
 from skillwire.lint import LintWarning, lint_skill_md
-from skillwire.sources.filesystem import FolderSource, shown_name
+from skillwire.skill_rules import shown_name
+from skillwire.sources.filesystem import FolderFile, FolderSource
 from skillwire.sources.ignore import IGNORE_FILE
 from skillwire.sources.safe_open import read_regular
 
@@ -128,21 +130,19 @@ def build_report(catalog: Catalog, roots: Sequence[Path], warnings: Sequence[Lin
 
 def _lint_all(catalog: Catalog, roots: Sequence[Path]) -> list[LintWarning]:
     """Lint every served SKILL.md, and the SKILL.md of every skill refused for its frontmatter or name."""
-    targets: list[tuple[str, str]] = []  # (location on disk, path to show)
+    targets: list[tuple[FileContent, str]] = []  # (how to read it, path to show)
     for skill in catalog.skills:
         served = catalog.file(skill.uri)
         if served is not None:
-            targets.append((served.location, _shown(catalog, skill.uri, roots)))
+            targets.append((served.content, _shown(catalog, skill.uri, roots)))
     for refusal in catalog.refusals:
         if refusal.skill and os.path.basename(refusal.path) == "SKILL.md":
-            targets.append((refusal.path, refusal.path))
+            targets.append((_AnyFile(refusal.path), refusal.path))
     out: list[LintWarning] = []
-    for location, shown in targets:
-        try:  # the file may have been swapped for a FIFO or a device since the scan: never wait, never over-read
-            raw = read_regular(location, limit=MAX_SKILL_MD_BYTES)
-        except OSError:
-            continue
-        if len(raw) > MAX_SKILL_MD_BYTES:
+    for content, shown in targets:
+        # the file may have been swapped for a FIFO or a device since the scan: never wait, never over-read
+        raw = content.read(MAX_SKILL_MD_BYTES)
+        if raw is None or len(raw) > MAX_SKILL_MD_BYTES:
             continue
         out.extend(lint_skill_md(raw, path=shown))
     return out
@@ -160,10 +160,10 @@ def _not_served(catalog: Catalog) -> list[LintWarning]:
     for skill in catalog.skills:
         for f in skill.files:
             entry = catalog.file(f.uri)
-            if entry is not None:
-                served.add(entry.location)
+            if entry is not None and isinstance(entry.content, FolderFile):
+                served.add(entry.content.path)
                 if f.rel_path == "SKILL.md":
-                    skill_dirs.add(os.path.dirname(entry.location))
+                    skill_dirs.add(os.path.dirname(entry.content.path))
     out: list[LintWarning] = []
     seen: set[str] = set()
     for top in sorted(skill_dirs):
@@ -202,15 +202,28 @@ def _ignored(path: str, kind: str) -> LintWarning:
 def _shown(catalog: Catalog, uri: str, roots: Sequence[Path]) -> str:
     """The SKILL.md path as the user would write it: under the root they named, not the resolved real path."""
     served = catalog.file(uri)
-    if served is None:
+    if served is None or not isinstance(served.content, FolderFile):
         return uri
-    location = served.location
+    location = served.content.path
     for root in roots:
         real = os.path.realpath(root)
         if location.startswith(real.rstrip(os.sep) + os.sep):
             # shown_name: a root's own path may hold bytes that are not UTF-8
             return shown_name(os.path.join(str(root), os.path.relpath(location, real)))
     return shown_name(location)
+
+
+@dataclass(frozen=True, slots=True)
+class _AnyFile:
+    """A SKILL.md named by a refusal: read as a regular file, not checked inside a root (the user named it)."""
+
+    path: str
+
+    def read(self, limit: int) -> bytes | None:
+        try:
+            return read_regular(self.path, limit=limit)
+        except OSError:
+            return None
 
 
 # -- human output ---------------------------------------------------------------------------------------------------

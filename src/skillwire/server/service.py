@@ -13,7 +13,7 @@ policy; None: everything is visible) and answers from `ScopedCatalog` then: a
 skill outside it is answered exactly as one that does not exist, and no disk
 re-check or rebuild is ever started for it.
 
-    service = SkillService(FolderSource(["skills/"]))
+    service = SkillService(FolderSource(["skills/"]))   # any `sources.port.SkillSource`
     result = await service.get_skill("skill://pdf-processing/SKILL.md", modern=True)
 """
 
@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import base64
 import logging
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -37,7 +36,7 @@ from skillwire.manifest import Skill
 from skillwire.scoped_catalog import ScopedCatalog
 from skillwire.scopes import Visibility
 from skillwire.server.defaults import DEFAULT_CACHE_SCOPE, DEFAULT_PAGE_SIZE, DEFAULT_TTL_MS, CacheScope
-from skillwire.sources.safe_open import read_regular
+from skillwire.sources.port import IncrementalSource, RestorableSource, SkillSource
 from skillwire.uri import canonical_uri
 from skillwire.wire import INTERNAL_ERROR, INVALID_PARAMS
 
@@ -46,20 +45,6 @@ logger = logging.getLogger(__name__)
 Listing = Catalog | ScopedCatalog
 """A snapshot as one request sees it: the whole catalog, or the part a caller's scope allows."""
 _MAX_VIEWS = 64  # scoped views kept for the current catalog (one per distinct set of grants in use)
-
-
-class SkillSource(Protocol):
-    """Anything that can produce a catalog snapshot (a folder today)."""
-
-    def scan(self, generation: int = 0) -> Catalog: ...
-
-    def changed(self, skill_uri: str) -> bool:
-        """True if the skill at `skill_uri` differs on disk from what the last scan indexed."""
-        ...
-
-    def update(self, paths: Iterable[str], generation: int) -> Catalog:
-        """A catalog with the changes at `paths` applied (re-indexing only what they touch)."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +80,10 @@ class SkillService:
     def __init__(self, source: SkillSource, options: ServeOptions | None = None) -> None:
         self.source = source
         self.options = options or ServeOptions()
-        restore = getattr(source, "restore", None)  # a source with a snapshot can start without touching the disk
-        restored: Catalog | None = restore(generation=0) if restore is not None else None
+        # Optional abilities, declared by the source (see `sources.port`): looked up once.
+        self._incremental = source if isinstance(source, IncrementalSource) else None
+        # A source with a snapshot can start without reading everything again.
+        restored = source.restore(generation=0) if isinstance(source, RestorableSource) else None
         self.restored = restored is not None
         # True if the first catalog came from a snapshot: `rebuild()` soon (LiveReload does) to check the disk.
         self._catalog = restored if restored is not None else source.scan(generation=0)
@@ -144,29 +131,34 @@ class SkillService:
     async def rebuild(self, seen_generation: int | None = None, *, paths: Iterable[str] | None = None) -> Catalog:
         """Rescan the source and publish the result; concurrent callers share one rescan.
 
-        With `paths` (files or folders that changed), only what they touch is re-indexed.
-        This is the rescan API: the file watcher and SIGHUP (`server/watch.py`) call it too.
+        With `paths` (where the source says things changed: `IncrementalSource.places_for`, or a watching
+        source's report), an incremental source re-indexes only what they touch; any other source rescans.
+        This is the rescan API: the watcher and SIGHUP (`server/watch.py`) call it too.
         """
         async with self._rebuild_lock:
             current = self._catalog
             if seen_generation is not None and current.generation != seen_generation:
                 return current  # someone rebuilt while we waited
-            if paths is None:
+            incremental = self._incremental
+            if paths is None or incremental is None:
                 catalog = await anyio.to_thread.run_sync(self.source.scan, current.generation + 1)
             else:
                 changed = list(paths)
-                catalog = await anyio.to_thread.run_sync(self.source.update, changed, current.generation + 1)
+                catalog = await anyio.to_thread.run_sync(incremental.update, changed, current.generation + 1)
             self.swap(catalog)
             logger.info("catalog rebuilt: %d skills, %d refused", len(catalog), len(catalog.refusals))
             return catalog
 
     async def _fresh(self, catalog: Catalog, skills: tuple[Skill, ...]) -> Catalog:
-        """`catalog`, or a rebuilt one if any of `skills` changed on disk since it was indexed."""
+        """`catalog`, or a rebuilt one if any of `skills` changed at its source since it was indexed (a source
+        that cannot tell cheaply is not asked: its catalog changes when it rebuilds)."""
+        incremental = self._incremental
+        if incremental is None:
+            return catalog
         for skill in skills:
-            if await anyio.to_thread.run_sync(self.source.changed, skill.uri):
-                served = catalog.file(skill.uri)
-                where = [os.path.dirname(served.location)] if served is not None else None
-                return await self.rebuild(seen_generation=catalog.generation, paths=where)
+            if await anyio.to_thread.run_sync(incremental.changed, skill.uri):
+                where = incremental.places_for(skill.uri)
+                return await self.rebuild(seen_generation=catalog.generation, paths=where or None)
         return catalog
 
     # -- results -----------------------------------------------------------------------------------------------------
@@ -248,13 +240,15 @@ class SkillService:
                 raise MCPError(INVALID_PARAMS, f"No resource is served at {_show(uri)}", {"uri": _show(uri)})
             size = served.file.size
             if size <= _INLINE_READ_BYTES:
-                data = _read_bytes(served.location, size)  # from the page cache, quicker than a hop to a worker thread
+                data = served.content.read(size)  # from the page cache, quicker than a hop to a worker thread
             else:
-                data = await anyio.to_thread.run_sync(_read_bytes, served.location, size)
+                data = await anyio.to_thread.run_sync(served.content.read, size)
             if data is not None and len(data) == served.file.size and sha256_digest(data) == served.file.digest:
                 return self._cacheable({"contents": [_contents(canonical, served.file.mime_type, data)]}, modern, scope)
-            logger.info("%s changed on disk since it was indexed; rebuilding the catalog", canonical)
-            await self.rebuild(seen_generation=catalog.generation, paths=[served.location])
+            logger.info("%s changed at its source since it was indexed; rebuilding the catalog", canonical)
+            incremental = self._incremental
+            where = incremental.places_for(canonical) if incremental is not None else None
+            await self.rebuild(seen_generation=catalog.generation, paths=where or None)
         raise MCPError(INTERNAL_ERROR, f"{canonical} keeps changing on disk; try again", {"uri": canonical})
 
 
@@ -289,19 +283,6 @@ def _contents(uri: str, mime_type: str, data: bytes) -> dict[str, Any]:
         return {"uri": uri, "mimeType": mime_type, "text": data.decode("utf-8", errors="strict")}
     except UnicodeDecodeError:
         return {"uri": uri, "mimeType": mime_type, "blob": base64.b64encode(data).decode("ascii")}
-
-
-def _read_bytes(location: str, size: int) -> bytes | None:
-    """At most `size` + 1 bytes of the regular file at `location`, opened as indexed; None if it is not that.
-
-    `open_regular` never waits on a FIFO swapped in since indexing, follows no link that was not there,
-    and checks the open file really is at `location` (a folder on the way swapped for a link is caught),
-    so a read blocks no request and never reads past one byte more than the manifest lists.
-    """
-    try:
-        return read_regular(location, limit=size, real_path=location)
-    except OSError:
-        return None
 
 
 def _require_uri(uri: object, *, what: str) -> str:

@@ -1,7 +1,7 @@
-"""Hot reload: watch a folder source, rebuild the catalog, and tell connected clients what changed.
+"""Hot reload: watch a source, rebuild the catalog, and tell connected clients what changed.
 
-`watch_and_rebuild` follows the source's roots with `watchfiles` and calls
-`SkillService.rebuild()` after each burst of changes. `ChangeNotifier` sends
+`watch_and_rebuild` lets the source follow its own changes (`WatchableSource`) and calls
+`SkillService.rebuild()` after each burst of them. `ChangeNotifier` sends
 `notifications/resources/list_changed` when a rebuild changed what is served:
 to handshake-era sessions on their standalone channel, and to 2026-07-28
 clients on the `subscriptions/listen` streams they opened (plus
@@ -20,9 +20,8 @@ from __future__ import annotations
 
 import logging
 import signal
-from collections.abc import AsyncIterator, Callable
-from contextlib import aclosing, asynccontextmanager
-from pathlib import Path
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -39,27 +38,18 @@ from mcp.server.subscriptions import (
     ServerEvent,
 )
 from mcp_types import SubscriptionsListenRequestParams
-from watchfiles import awatch
 
 from skillwire.catalog import Catalog
 from skillwire.scopes import Caller, CallerResolver, ScopePolicy, Visibility
 from skillwire.server.limits import DEFAULT_MAX_LISTEN_STREAMS
 from skillwire.server.service import Listing, SkillService
+from skillwire.sources.port import DEFAULT_DEBOUNCE_MS, DEFAULT_STEP_MS, WatchableSource, WatchPace
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_DEBOUNCE_MS = 1_600
-"""Longest a burst of changes is gathered before one rebuild (watchfiles' `debounce`)."""
-DEFAULT_STEP_MS = 50
-"""A burst ends after this long without a new change (watchfiles' `step`)."""
-_IDLE_TIMEOUT_MS = 500  # how soon the watcher reports that it is up (its first, possibly empty, batch)
-_RESTART_DELAY_S = 1.0  # after the watcher itself fails (inotify limits, ...): wait, then watch again
-_MAX_RESTART_DELAY_S = 30.0
 _SEND_TIMEOUT_S = 5.0  # a handshake-era client that stops reading must not stall everyone else's notification
 MAX_REMEMBERED_SESSIONS = 1_024
 LISTEN_METHOD = "subscriptions/listen"
-_UNDECODABLE = "Unable to decode path"  # watchfiles' error for a path that is not UTF-8
-_UNDECODABLE_RESCAN_S = 10.0  # how often to rescan while such a folder keeps the watcher from starting
 
 
 async def watch_and_rebuild(
@@ -69,111 +59,21 @@ async def watch_and_rebuild(
     step_ms: int = DEFAULT_STEP_MS,
     task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Rebuild `service`'s catalog after every burst of file changes under its source's roots; runs until cancelled.
+    """Rebuild `service`'s catalog whenever its source says it changed; runs until cancelled.
 
-    A burst (writes closer together than `step_ms`, for at most `debounce_ms`) is one
-    rebuild; changes made while a rebuild runs are gathered into the next one, so the
-    last rebuild always starts after the last change and the catalog ends consistent
-    with the disk. Once the watcher is up, one catch-up rebuild covers changes made
-    between the service's first scan and now; `task_status.started()` follows it.
-
-    A rebuild re-indexes only the skills holding the changed paths (the catch-up is a
-    rescan, which still reads only files whose stat changed). A failed rebuild is logged and the watcher carries on. A
-    root that does not exist is reported once and watched when it appears (the
-    others are watched meanwhile); a failed watcher is restarted after a growing
-    pause, with a one-line warning. Cancellation stops it cleanly.
+    The source follows its own changes (`WatchableSource`: a folder's files, a git branch), gathering a burst
+    (changes closer together than `step_ms`, for at most `debounce_ms`) into one rebuild; each rebuild
+    re-indexes only what changed when the source says where. A failed rebuild is logged and the previous
+    catalog kept. TypeError if the source cannot be watched.
     """
-    all_roots = _roots(service)
-    started = False
-    reported: set[Path] = set()  # roots already reported as not watchable, so each is said once
-    delay = _RESTART_DELAY_S
-    previous: tuple[Path, ...] | None = None
-    degraded = False  # rescanning on a timer: watchfiles cannot start under a folder whose name is not UTF-8
-    while True:
-        roots = _watchable(all_roots)
-        for root in sorted(set(all_roots) - set(roots) - reported):
-            logger.warning("not watching %s: no such folder (it is watched once it exists; SIGHUP rescans)", root)
-        reported = set(all_roots) - set(roots)
-        if not roots:
-            if previous:
-                await _rebuild(service)  # the last watched root went away
-            previous = roots
-            if not started:
-                started = True
-                task_status.started()
-            await anyio.sleep(delay)
-            continue
-        previous = roots
-        catch_up = True  # once this watcher is up: whatever changed while nothing watched
-        up = False  # this watcher yielded once: it is set up
-        try:
-            batches = awatch(
-                *roots,
-                watch_filter=None,  # the source decides what is served; any change may matter
-                debounce=debounce_ms,
-                step=step_ms,
-                rust_timeout=_IDLE_TIMEOUT_MS,
-                yield_on_timeout=True,
-            )
-            async with aclosing(batches):  # a `break` releases the native watcher at once, not at GC
-                async for changes in batches:
-                    up = True
-                    if changes or catch_up:
-                        logger.debug("%d file changes under %s; rebuilding", len(changes), _show(roots))
-                        await _rebuild(service, None if catch_up else sorted({path for _, path in changes}))
-                        catch_up = False
-                    if not started:
-                        started = True
-                        task_status.started()
-                    delay = _RESTART_DELAY_S
-                    if degraded:
-                        degraded = False
-                        logger.warning("watching %s again", _show(roots))
-                    if _watchable(all_roots) != roots:
-                        break  # a root appeared or went away: watch the new set (and catch up once it is up)
-        except Exception as err:
-            if _undecodable(err) and up:
-                # watchfiles stops on a changed path whose name is not UTF-8; the change is real, so watch
-                # again at once and let the catch-up rescan find it (the source refuses the skill holding it).
-                logger.info("a path whose name is not UTF-8 changed under %s; rescanning", _show(roots))
-                continue
-            if _undecodable(err):
-                # watchfiles cannot even start while a folder under a root has such a name: rescan on a
-                # timer instead, and try the watcher again each time (it is back once the folder is renamed).
-                if not degraded:
-                    logger.warning(
-                        "cannot watch %s: a folder name under it is not UTF-8 (see the refusals); rescanning "
-                        "every %.0fs until it is renamed",
-                        _show(roots),
-                        _UNDECODABLE_RESCAN_S,
-                    )
-                degraded = True
-                await _rebuild(service)
-                if not started:
-                    started = True
-                    task_status.started()
-                await anyio.sleep(_UNDECODABLE_RESCAN_S)
-                continue
-            # the watcher itself failed: keep serving, try again
-            logger.warning("watching %s stopped (%s); trying again in %.0fs", _show(roots), err, delay)
-            logger.debug("watcher failure", exc_info=True)
-            await anyio.sleep(delay)
-            delay = min(delay * 2, _MAX_RESTART_DELAY_S)
+    source = service.source
+    if not isinstance(source, WatchableSource):
+        raise TypeError(f"cannot watch {source.label}: it does not follow its own changes")
 
+    async def rebuild(places: Sequence[str] | None) -> None:
+        await _rebuild(service, None if places is None else list(places))
 
-def _undecodable(err: BaseException) -> bool:
-    """True if watchfiles failed on a path whose name is not UTF-8 (perhaps inside an exception group)."""
-    if isinstance(err, BaseExceptionGroup):
-        return any(_undecodable(e) for e in err.exceptions)
-    return _UNDECODABLE in str(err)
-
-
-def _watchable(roots: tuple[Path, ...]) -> tuple[Path, ...]:
-    return tuple(r for r in roots if r.is_dir())
-
-
-def _show(roots: tuple[Path, ...]) -> str:
-    return ", ".join(map(str, roots))
+    await source.watch(rebuild, pace=WatchPace(debounce_ms, step_ms), task_status=task_status)
 
 
 async def rescan_on_sighup(service: SkillService, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -194,13 +94,6 @@ async def _rebuild(service: SkillService, paths: list[str] | None = None) -> Non
         await service.rebuild(paths=paths)
     except Exception:  # a bad rebuild keeps the previous snapshot; the next change tries again
         logger.exception("rebuilding the catalog failed; still serving the previous one")
-
-
-def _roots(service: SkillService) -> tuple[Path, ...]:
-    roots = getattr(service.source, "roots", None)
-    if not roots:
-        raise TypeError(f"cannot watch {type(service.source).__name__}: it has no `roots` to follow")
-    return tuple(Path(r) for r in roots)
 
 
 # -- telling clients ---------------------------------------------------------------------------------------------------

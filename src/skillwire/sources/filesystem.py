@@ -48,23 +48,39 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import anyio
+from anyio.abc import TaskStatus
+
 from skillwire.catalog import Catalog, Refusal
 from skillwire.digest import sha256_digest
-from skillwire.display import terminal_safe
-from skillwire.errors import FrontmatterError, SkillError
-from skillwire.fields import optional_field_problem
-from skillwire.frontmatter import parse_skill_md
-from skillwire.manifest import Skill, SkillFile, check_limits
+from skillwire.errors import SkillError
+from skillwire.manifest import Skill, SkillFile
 from skillwire.mime import DEFAULT_MIME_TYPE, mime_type_for
-from skillwire.names import description_problem, is_reg_name, name_problem
+from skillwire.skill_rules import (
+    FileFacts,
+    build_skill,
+    check_frontmatter,
+    encodes,
+    file_uris,
+    looks_like_text,
+    manifest_order,
+    read_frontmatter,
+    shown_name,
+    span,
+)
 from skillwire.sources.digest_cache import RACY_NS, DigestCache, file_key
 from skillwire.sources.digest_cache import ignored as cache_ignored
 from skillwire.sources.ignore import IGNORE_FILE, IgnoreRules, builtin_ignored
+from skillwire.sources.port import (
+    DEFAULT_PACE,
+    IncrementalSource,
+    Rebuild,
+    RestorableSource,
+    WatchableSource,
+    WatchPace,
+)
 from skillwire.sources.safe_open import UnsafeFile, open_regular, read_at_most, read_regular
-from skillwire.uri import MAX_URI_LENGTH, SKILL_FILE, UNADDRESSABLE, directory_uri, join_segments, segment_problem
-
-# A relative path whose segments need no percent-encoding (the common case).
-_PLAIN_PATH = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/]*")
+from skillwire.uri import SKILL_FILE, UNADDRESSABLE, directory_uri
 
 logger = logging.getLogger(__name__)
 
@@ -146,7 +162,26 @@ class _NeedFullScan(Exception):
     """An incremental update met something it cannot patch (links, a folder turned file): rescan the root."""
 
 
-class FolderSource:
+@dataclass(frozen=True, slots=True)
+class FolderFile:
+    """A served file on disk (a `FileContent`): its resolved real path, as indexed."""
+
+    path: str
+
+    def read(self, limit: int) -> bytes | None:
+        """At most `limit` + 1 bytes of the regular file at `path`, opened as indexed; None if it is not that.
+
+        `read_regular` never waits on a FIFO swapped in since indexing, follows no link that was not there,
+        and checks the open file really is at `path` (a folder on the way swapped for a link is caught),
+        so a read blocks no request and never reads past one byte more than the manifest lists.
+        """
+        try:
+            return read_regular(self.path, limit=limit, real_path=self.path)
+        except OSError:
+            return None
+
+
+class FolderSource(IncrementalSource, WatchableSource, RestorableSource):
     """A source of skills: one or more root folders on the local filesystem.
 
     `digest_cache`: a file remembering digests across restarts (see `sources.digest_cache`).
@@ -180,6 +215,42 @@ class FolderSource:
         self._restored_from: tuple[Any, Catalog, _Checked] | None = None
         self._distrust: set[str] = set()  # during update(): locations to read again whatever their stamp
         self._cache_reported = False
+
+    @property
+    def label(self) -> str:
+        return "folder " + ", ".join(shown_name(str(r)) for r in self.roots)
+
+    @property
+    def revision(self) -> str | None:
+        return None
+
+    def where(self, skill_uri: str) -> str | None:
+        """The served skill's folder as the roots were named (for messages), or None if not served."""
+        built = self._index.get(skill_uri)
+        return built.display if built is not None else None
+
+    def places_for(self, uri: str) -> list[str]:
+        """The path of the file at `uri` in the last index (its skill folder is walked again for it)."""
+        scheme, sep, path = uri.partition("://")
+        while sep and path:
+            built = self._index.get(f"{scheme}{sep}{path}/{SKILL_FILE}")
+            found = built.skill.file(uri) if built is not None else None
+            if built is not None and found is not None:
+                return [built.location(found)]
+            path = path.rpartition("/")[0]
+        return []
+
+    async def watch(
+        self,
+        rebuild: Rebuild,
+        *,
+        pace: WatchPace = DEFAULT_PACE,
+        task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Follow the roots with `watchfiles` and `rebuild` after each burst of changes (see `folder_watch`)."""
+        from skillwire.sources.folder_watch import watch_folders  # watchfiles loads only when watching
+
+        await watch_folders(self.roots, rebuild, pace=pace, task_status=task_status)
 
     def scan(self, generation: int = 0) -> Catalog:
         """Walk every root and build a catalog; files unchanged since the last scan are not read again.
@@ -283,7 +354,7 @@ class FolderSource:
                 built = state.results[skill_dir]
                 if not isinstance(built, _Built) or self._index.get(built.skill.uri) is not built:
                     continue
-                lo, hi = _span(state.rels, skill_dir)
+                lo, hi = span(state.rels, skill_dir)
                 members = state.files[lo:hi]  # in path order; a skill lists SKILL.md first
                 cut = len(skill_dir) + 1 if skill_dir else 0
                 md = state.files[bisect.bisect_left(state.rels, skill_dir + "/" + SKILL_FILE if cut else SKILL_FILE)]
@@ -473,8 +544,8 @@ class _Locator:
 
     index: dict[str, _Built]
 
-    def __call__(self, skill: Skill, f: SkillFile) -> str:
-        return self.index[skill.uri].location(f)
+    def __call__(self, skill: Skill, f: SkillFile) -> FolderFile:
+        return FolderFile(self.index[skill.uri].location(f))
 
 
 @contextmanager
@@ -569,8 +640,8 @@ def _served_rows(snapshot: Any, roots: Sequence[Path]) -> list[tuple[int, list[A
 
 def _skill_from_row(row: list[Any]) -> Skill:
     _, skill_path, frontmatter, _, _, _, rels, digests, sizes, mimes, _, _ = row
-    uris = _file_uris(directory_uri(skill_path) + "/", rels)
-    files = sorted(map(SkillFile, rels, uris, digests, sizes, mimes), key=_manifest_order)
+    uris = file_uris(directory_uri(skill_path) + "/", rels)
+    files = sorted(map(SkillFile, rels, uris, digests, sizes, mimes), key=manifest_order)
     return Skill(tuple(skill_path), frontmatter, tuple(files))
 
 
@@ -602,8 +673,8 @@ def _verified(row: list[Any], trusted_before_ns: int) -> tuple[list[Any], int | 
     if len(data) != sizes[k] or sha256_digest(data) != digests[k]:
         return None
     try:
-        fm, line = _parse_frontmatter(data)
-        _check_frontmatter(fm, line, tuple(skill_path))
+        fm, line = read_frontmatter(data)
+        check_frontmatter(fm, line, tuple(skill_path))
     except SkillError:
         return None
     key = file_key(st)
@@ -669,9 +740,9 @@ class _RowLocator:
 
     where: dict[str, tuple[str, dict[str, str]]]  # skill URI -> (real folder, {path in skill: location})
 
-    def __call__(self, skill: Skill, f: SkillFile) -> str:
+    def __call__(self, skill: Skill, f: SkillFile) -> FolderFile:
         real_dir, moved = self.where[skill.uri]
-        return moved.get(f.rel_path) or real_dir + "/" + f.rel_path
+        return FolderFile(moved.get(f.rel_path) or real_dir + "/" + f.rel_path)
 
 
 def _priors(
@@ -740,18 +811,6 @@ def _safe_location(path: object, real_root: str) -> bool:
     return isinstance(path, str) and "\n" not in path and "/../" not in path + "/" and _inside(path, real_root)
 
 
-def _file_uris(base: str, rels: list[str]) -> list[str]:
-    """`_file_uri` of each of `rels`, at once when none needs encoding."""
-    if _PLAIN_PATH.fullmatch("/".join(rels)):
-        return [base + rel for rel in rels]
-    return [_file_uri(base, rel) for rel in rels]
-
-
-def _file_uri(base: str, rel: str) -> str:
-    """The URI of the file at `rel` in the skill whose root URI is `base` (ending in "/")."""
-    return base + (rel if _PLAIN_PATH.fullmatch(rel) else join_segments(rel.split("/")))
-
-
 def _relative(path: str, root: str) -> str | None:
     """`path` relative to `root`, "/"-separated ("" for the root itself), or None if it is outside."""
     if path == root:
@@ -807,7 +866,7 @@ def _rewalk(state: _RootState, region: str, progress: Progress | None, distrust:
     if walk.linked:
         raise _NeedFullScan(f"{region} holds symbolic links")
     walk.files.sort(key=_rel_of)
-    lo, hi = _span(state.rels, region)
+    lo, hi = span(state.rels, region)
     old = {f.rel: f for f in state.files[lo:hi]}
     built_before: dict[str, _Built | Refusal] = {}
     state.files[lo:hi] = walk.files
@@ -862,14 +921,6 @@ def _context(real_root: str, region: str) -> tuple[IgnoreRules, frozenset[tuple[
     return rules, frozenset(ancestors), False
 
 
-def _span(rels: Sequence[str], folder: str) -> tuple[int, int]:
-    """The slice of sorted `rels` that lies under `folder` ("" is everything)."""
-    if not folder:
-        return 0, len(rels)
-    lo = bisect.bisect_left(rels, folder + "/")
-    return lo, bisect.bisect_left(rels, folder + "0", lo)  # "0" sorts right after "/"
-
-
 def _index_skills(
     state: _RootState,
     skill_dirs: Sequence[str],
@@ -900,7 +951,7 @@ def _index_skills(
     root_prefix = state.real_root + "/"
     total = len(todo)
     for done, rec in enumerate(todo, 1):
-        if not (rec.rel.isascii() or _encodes(rec.rel)):
+        if not (rec.rel.isascii() or encodes(rec.rel)):
             continue  # under a folder whose name is not UTF-8: its skill is refused for that, unread
         path = rec.location or root_prefix + rec.rel
         prev = old.get(rec.rel)
@@ -936,7 +987,7 @@ def _index_skills(
         display = os.path.join(display_root, skill_dir) if skill_dir else display_root
         skill_path = base + tuple(p for p in skill_dir.split("/") if p)
         prefix = skill_dir + "/" if skill_dir else ""
-        lo, hi = _span(state.rels, skill_dir)
+        lo, hi = span(state.rels, skill_dir)
         members = state.files[lo:hi]
         if vanished and not any(rec.rel == prefix + SKILL_FILE for rec in members):
             gone.append(skill_dir)  # its SKILL.md went away since the walk: no longer a skill
@@ -1007,7 +1058,7 @@ def _walk_dir(
     for entry in entries:
         name = entry.name
         rel = prefix + name
-        if not (name.isascii() or _encodes(name)) and not entry.is_dir(follow_symlinks=False):
+        if not (name.isascii() or encodes(name)) and not entry.is_dir(follow_symlinks=False):
             # Never opened nor stat'ed: no URI can name it, and the file watcher stops on any event naming such
             # a path, so even reading it would restart the watcher. (A folder so named is walked: the skill
             # holding it, or the skill it is, is refused for it; its files are never read.)
@@ -1203,7 +1254,7 @@ def _hash_file(
                 if size < _CHUNK:
                     data = os.read(fd, size + 1)  # one call: a regular file reads short only at its end
                     read = len(data)
-                    if mime == DEFAULT_MIME_TYPE and _looks_like_text(data[:_SNIFF]):
+                    if mime == DEFAULT_MIME_TYPE and looks_like_text(data[:_SNIFF]):
                         mime = "text/plain"
                     digest = sha256_digest(data)
                     kept = data if is_skill_md else None
@@ -1212,7 +1263,7 @@ def _hash_file(
                     chunks: list[bytes] = []
                     read = 0
                     while read <= size and (chunk := os.read(fd, min(_CHUNK, size + 1 - read))):
-                        if read == 0 and mime == DEFAULT_MIME_TYPE and _looks_like_text(chunk[:_SNIFF]):
+                        if read == 0 and mime == DEFAULT_MIME_TYPE and looks_like_text(chunk[:_SNIFF]):
                             mime = "text/plain"
                         read += len(chunk)
                         h.update(chunk)
@@ -1235,7 +1286,7 @@ def _hash_file(
     rec.size, rec.stamp, rec.digest, rec.mime = size, hash(file_key(st)), digest, mime
     if kept is not None:
         try:
-            rec.frontmatter = _parse_frontmatter(kept)
+            rec.frontmatter = read_frontmatter(kept)
         except SkillError as err:
             rec.frontmatter = err
     return None
@@ -1251,189 +1302,30 @@ def _build_skill(
     real_dir: str,
     root_prefix: str,
 ) -> tuple[Skill, dict[str, str] | None]:
-    """Validate one skill folder and build its entry (and the files not at `real_dir`/path, if any);
-    raise SkillError naming the broken rule."""
-    _check_names(members, prefix, skill_path)
+    """One skill folder's entry by the core rules (and the files not at `real_dir`/path, if any); SkillError
+    naming the broken rule. A bad path found by the walk and an unreadable file are this source's problems."""
     cut = len(prefix)
-    rels = [rec.rel[cut:] for rec in members]
-    uris = _file_uris(directory_uri(skill_path) + "/", rels)
-    _check_uri_lengths(uris, rels)
-    for bad in bad_paths:
-        raise SkillError(bad.message, rule=bad.rule, path=bad.path[len(prefix) :])
-    check_limits((f.size if f.stamp is not None else 0 for f in members), path=SKILL_FILE)
-    first = skill_path[0]
-    if not is_reg_name(first):
-        raise SkillError(
-            f"first path segment {first!r} cannot be a URI authority (RFC 3986 reg-name); rename the folder",
-            rule="path-authority",
-            path=SKILL_FILE,
+    problems = [SkillError(bad.message, rule=bad.rule, path=bad.path[cut:]) for bad in bad_paths]
+    if errors:
+        problems.extend(
+            SkillError(f"cannot be read: {error.strerror or error}", rule="unreadable", path=rec.rel[cut:])
+            for rec in members
+            if (error := errors.get(rec.rel)) is not None
         )
-    skill_md = None
-    for rec in members:
-        error = errors.get(rec.rel)
-        if error is not None:
-            raise SkillError(f"cannot be read: {error.strerror or error}", rule="unreadable", path=rec.rel[cut:])
-        if rec.rel == prefix + SKILL_FILE:
-            skill_md = rec
-    assert skill_md is not None
-    fm_or_error = skill_md.frontmatter
-    if isinstance(fm_or_error, SkillError):
-        raise type(fm_or_error)(fm_or_error.message, rule=fm_or_error.rule, path=SKILL_FILE, line=fm_or_error.line)
-    assert fm_or_error is not None
-    fm, line = fm_or_error
-    _check_frontmatter(fm, line, skill_path)
-    files: list[SkillFile] = []
+    facts = [FileFacts(rec.rel[cut:], rec.size, rec.digest or "", rec.mime) for rec in members]
+    skill_md = next(rec for rec in members if rec.rel == prefix + SKILL_FILE).frontmatter
+    if skill_md is None:  # never read (under a name no URI can carry): the name rules refuse the skill first
+        skill_md = SkillError("cannot be read", rule="unreadable", path=SKILL_FILE)
+    skill = build_skill(skill_path, facts, skill_md, problems=problems)
     moved: dict[str, str] = {}
     usual_dir = real_dir == root_prefix + prefix[:-1] if prefix else real_dir + "/" == root_prefix
-    for rec, rel, uri in zip(members, rels, uris, strict=True):
-        assert rec.digest is not None
-        files.append(SkillFile(rel, uri, rec.digest, rec.size, rec.mime))
-        if rec.location is not None or not usual_dir:
+    if not usual_dir or any(rec.location is not None for rec in members):
+        for rec in members:
+            rel = rec.rel[cut:]
             location = rec.location or root_prefix + rec.rel
             if location != real_dir + "/" + rel:
                 moved[rel] = location
-    files.sort(key=_manifest_order)
-    return Skill(skill_path, fm, tuple(files)), moved or None
-
-
-def _check_names(members: Sequence[_FileRecord], prefix: str, skill_path: tuple[str, ...]) -> None:
-    """Raise SkillError if the skill's folder or a file in it has a name no readable URI can carry, so the skill
-    cannot be published whole: rule `file-name-encoding` for a name that is not valid UTF-8 (RFC 3986
-    percent-encodes UTF-8), `file-name-control` for one holding a control character (C0, DEL, C1) and
-    `file-name-backslash` for one holding a backslash (`canonical_uri` refuses a read of either).
-
-    The OS hands names that are not UTF-8 over with the bad bytes as lone surrogates (PEP 383); the message
-    shows them as `\\xNN`, and other names through `display.terminal_safe`. A name like that outside every
-    skill is never served, so it costs nothing.
-    """
-    joined = "/".join([*skill_path, *(rec.rel for rec in members)])
-    if joined.isprintable() and "\\" not in joined:
-        return  # the common case, fast: a printable name holds no control character and no lone surrogate
-    _check_names_encode(members, prefix, skill_path)
-    for segment in skill_path:
-        problem = segment_problem(segment)
-        if problem is not None:
-            raise SkillError(
-                f"skill folder '{terminal_safe('/'.join(skill_path))}' has a name holding {problem}, "
-                "so no URI can name it; rename it",
-                rule=_name_rule(problem),
-                path=SKILL_FILE,
-            )
-    cut = len(prefix)
-    for rec in members:
-        inside = rec.rel[cut:]
-        problem = segment_problem(inside)
-        if problem is not None:
-            shown = terminal_safe(inside)
-            raise SkillError(
-                f"file name '{shown}' holds {problem}, so no URI can name it; rename it",
-                rule=_name_rule(problem),
-                path=shown,
-            )
-
-
-def _name_rule(problem: str) -> str:
-    """The refusal rule for a `uri.segment_problem` answer."""
-    return "file-name-backslash" if problem == "a backslash" else "file-name-control"
-
-
-def _check_uri_lengths(uris: Sequence[str], rels: Sequence[str]) -> None:
-    """Raise SkillError (rule `uri-too-long`) if a file's URI is longer than `canonical_uri` reads."""
-    length = max(map(len, uris))
-    if length > MAX_URI_LENGTH:
-        raise SkillError(
-            f"its URI is {length} characters long, over the limit of {MAX_URI_LENGTH}, so no read can "
-            "name it; shorten folder or file names",
-            rule="uri-too-long",
-            path=rels[[len(uri) for uri in uris].index(length)],
-        )
-
-
-def _check_names_encode(members: Sequence[_FileRecord], prefix: str, skill_path: tuple[str, ...]) -> None:
-    """Raise SkillError (rule `file-name-encoding`) if the skill's folder or a file in it has a name that is
-    not valid UTF-8."""
-    if not all(map(_encodes, skill_path)):
-        shown = shown_name("/".join(skill_path))
-        raise SkillError(
-            f"skill folder '{shown}' has a name that is not valid UTF-8, so no URI can name it; "
-            "rename it to valid UTF-8",
-            rule="file-name-encoding",
-            path=SKILL_FILE,
-        )
-    cut = len(prefix)
-    for rec in members:
-        inside = rec.rel[cut:]
-        if not _encodes(inside):
-            shown = shown_name(inside)
-            raise SkillError(
-                f"file name '{shown}' is not valid UTF-8, so no URI can name it; rename it to valid UTF-8",
-                rule="file-name-encoding",
-                path=shown,
-            )
-
-
-def _encodes(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def shown_name(name: str) -> str:
-    """`name` with the bytes that are not UTF-8 (lone surrogates from os.listdir) written as `\\xNN`; safe to
-    encode, log, print or store as JSON. Names that are valid UTF-8 come back unchanged."""
-    if name.isascii():
-        return name
-    try:
-        raw = name.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:  # a surrogate no OS call makes (from a file that is not a listing)
-        return name.encode("utf-8", "backslashreplace").decode("utf-8")
-    return raw.decode("utf-8", "backslashreplace")
-
-
-def _manifest_order(f: SkillFile) -> tuple[bool, str]:
-    return (f.rel_path != SKILL_FILE, f.rel_path)
-
-
-def _parse_frontmatter(raw: bytes) -> tuple[dict[str, Any], int]:
-    try:
-        parsed = parse_skill_md(raw, path=SKILL_FILE)
-    except FrontmatterError as err:
-        if err.rule == "frontmatter-missing" and _looks_like_link_text(raw):
-            target = raw.decode("utf-8", "replace").strip()
-            raise FrontmatterError(
-                f"file holds only the path {target!r}: a symbolic link checked out as a text file? "
-                "Restore the link (git config core.symlinks true) or copy the real SKILL.md",
-                rule=err.rule,
-                path=err.path,
-                line=err.line,
-            ) from err
-        raise
-    return parsed.frontmatter, parsed.frontmatter_start_line
-
-
-def _check_frontmatter(fm: dict[str, Any], line: int, skill_path: tuple[str, ...]) -> None:
-    if "name" not in fm:
-        raise SkillError("frontmatter has no 'name' field", rule="name-missing", path=SKILL_FILE, line=line)
-    problem = name_problem(fm["name"])
-    if problem is not None:
-        raise SkillError(problem, rule="name-format", path=SKILL_FILE, line=line)
-    if fm["name"] != skill_path[-1]:
-        raise SkillError(
-            f"name {fm['name']!r} differs from its folder {skill_path[-1]!r}; they must be equal",
-            rule="name-mismatch",
-            path=SKILL_FILE,
-            line=line,
-        )
-    if "description" not in fm:
-        raise SkillError("frontmatter has no 'description' field", rule="description-missing", path=SKILL_FILE)
-    problem = description_problem(fm["description"])
-    if problem is not None:
-        raise SkillError(problem, rule="description-format", path=SKILL_FILE, line=line)
-    field_problem = optional_field_problem(fm)  # license, compatibility, metadata, allowed-tools
-    if field_problem is not None:
-        raise SkillError(field_problem.message, rule=field_problem.rule.id, path=SKILL_FILE, line=line)
+    return skill, moved or None
 
 
 def _rel_of(f: _FileRecord) -> str:
@@ -1455,23 +1347,6 @@ def _folder_in_skill(folder: str, skill_dirs: set[str], memo: dict[str, bool]) -
         found = folder in skill_dirs or _folder_in_skill(folder.rpartition("/")[0], skill_dirs, memo)
         memo[folder] = found
     return found
-
-
-def _looks_like_link_text(data: bytes) -> bool:
-    """True for a short one-line file that reads like a relative path (how git stores a symlink without them)."""
-    text = data.strip()
-    return 0 < len(text) < 1024 and b"\n" not in text and text.endswith(b"SKILL.md") and b"/" in text
-
-
-def _looks_like_text(head: bytes) -> bool:
-    if b"\x00" in head:
-        return False
-    try:
-        head.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        # A multi-byte character cut at the sniff boundary is still text.
-        return exc.start >= len(head) - 3 and exc.reason == "unexpected end of data"
-    return True
 
 
 def _inside(path: str, root: str) -> bool:

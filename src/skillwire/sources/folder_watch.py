@@ -1,0 +1,144 @@
+"""Follow folders with `watchfiles` and ask for a rebuild after each burst of changes: `FolderSource.watch`.
+
+A burst of writes is one call of `rebuild(paths)` with the changed paths (the folder source re-indexes only the
+skills holding them); `rebuild(None)` asks for a full rescan (the catch-up once the watcher is up, a root that
+appeared or went away). A root that does not exist is watched once it does; a failed watcher is restarted after
+a growing pause; a folder whose name is not UTF-8 (watchfiles cannot watch it) turns watching into a rescan on a
+timer until it is renamed.
+
+    await watch_folders((Path("skills"),), rebuild, task_status=task_status)
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import aclosing
+from pathlib import Path
+
+import anyio
+from anyio.abc import TaskStatus
+from watchfiles import awatch
+
+from skillwire.sources.port import DEFAULT_PACE, Rebuild, WatchPace
+
+logger = logging.getLogger(__name__)
+
+_IDLE_TIMEOUT_MS = 500  # how soon the watcher reports that it is up (its first, possibly empty, batch)
+_RESTART_DELAY_S = 1.0  # after the watcher itself fails (inotify limits, ...): wait, then watch again
+_MAX_RESTART_DELAY_S = 30.0
+_UNDECODABLE = "Unable to decode path"  # watchfiles' error for a path that is not UTF-8
+_UNDECODABLE_RESCAN_S = 10.0  # how often to rescan while such a folder keeps the watcher from starting
+
+
+async def watch_folders(
+    all_roots: tuple[Path, ...],
+    rebuild: Rebuild,
+    *,
+    pace: WatchPace = DEFAULT_PACE,
+    task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+) -> None:
+    """Call `rebuild` after every burst of file changes under `all_roots`, with the changed paths; runs until
+    cancelled.
+
+    A burst (writes closer together than `pace.step_ms`, for at most `pace.debounce_ms`) is one
+    rebuild; changes made while a rebuild runs are gathered into the next one, so the
+    last rebuild always starts after the last change and the catalog ends consistent
+    with the disk. Once the watcher is up, one catch-up rebuild covers changes made
+    between the source's first scan and now; `task_status.started()` follows it.
+
+    A rebuild re-indexes only the skills holding the changed paths (the catch-up is a
+    rescan, which still reads only files whose stat changed). A failed rebuild is logged and the watcher carries on. A
+    root that does not exist is reported once and watched when it appears (the
+    others are watched meanwhile); a failed watcher is restarted after a growing
+    pause, with a one-line warning. Cancellation stops it cleanly.
+    """
+    started = False
+    reported: set[Path] = set()  # roots already reported as not watchable, so each is said once
+    delay = _RESTART_DELAY_S
+    previous: tuple[Path, ...] | None = None
+    degraded = False  # rescanning on a timer: watchfiles cannot start under a folder whose name is not UTF-8
+    while True:
+        roots = _watchable(all_roots)
+        for root in sorted(set(all_roots) - set(roots) - reported):
+            logger.warning("not watching %s: no such folder (it is watched once it exists; SIGHUP rescans)", root)
+        reported = set(all_roots) - set(roots)
+        if not roots:
+            if previous:
+                await rebuild(None)  # the last watched root went away
+            previous = roots
+            if not started:
+                started = True
+                task_status.started()
+            await anyio.sleep(delay)
+            continue
+        previous = roots
+        catch_up = True  # once this watcher is up: whatever changed while nothing watched
+        up = False  # this watcher yielded once: it is set up
+        try:
+            batches = awatch(
+                *roots,
+                watch_filter=None,  # the source decides what is served; any change may matter
+                debounce=pace.debounce_ms,
+                step=pace.step_ms,
+                rust_timeout=_IDLE_TIMEOUT_MS,
+                yield_on_timeout=True,
+            )
+            async with aclosing(batches):  # a `break` releases the native watcher at once, not at GC
+                async for changes in batches:
+                    up = True
+                    if changes or catch_up:
+                        logger.debug("%d file changes under %s; rebuilding", len(changes), _show(roots))
+                        await rebuild(None if catch_up else sorted({path for _, path in changes}))
+                        catch_up = False
+                    if not started:
+                        started = True
+                        task_status.started()
+                    delay = _RESTART_DELAY_S
+                    if degraded:
+                        degraded = False
+                        logger.warning("watching %s again", _show(roots))
+                    if _watchable(all_roots) != roots:
+                        break  # a root appeared or went away: watch the new set (and catch up once it is up)
+        except Exception as err:
+            if _undecodable(err) and up:
+                # watchfiles stops on a changed path whose name is not UTF-8; the change is real, so watch
+                # again at once and let the catch-up rescan find it (the source refuses the skill holding it).
+                logger.info("a path whose name is not UTF-8 changed under %s; rescanning", _show(roots))
+                continue
+            if _undecodable(err):
+                # watchfiles cannot even start while a folder under a root has such a name: rescan on a
+                # timer instead, and try the watcher again each time (it is back once the folder is renamed).
+                if not degraded:
+                    logger.warning(
+                        "cannot watch %s: a folder name under it is not UTF-8 (see the refusals); rescanning "
+                        "every %.0fs until it is renamed",
+                        _show(roots),
+                        _UNDECODABLE_RESCAN_S,
+                    )
+                degraded = True
+                await rebuild(None)
+                if not started:
+                    started = True
+                    task_status.started()
+                await anyio.sleep(_UNDECODABLE_RESCAN_S)
+                continue
+            # the watcher itself failed: keep serving, try again
+            logger.warning("watching %s stopped (%s); trying again in %.0fs", _show(roots), err, delay)
+            logger.debug("watcher failure", exc_info=True)
+            await anyio.sleep(delay)
+            delay = min(delay * 2, _MAX_RESTART_DELAY_S)
+
+
+def _undecodable(err: BaseException) -> bool:
+    """True if watchfiles failed on a path whose name is not UTF-8 (perhaps inside an exception group)."""
+    if isinstance(err, BaseExceptionGroup):
+        return any(_undecodable(e) for e in err.exceptions)
+    return _UNDECODABLE in str(err)
+
+
+def _watchable(roots: tuple[Path, ...]) -> tuple[Path, ...]:
+    return tuple(r for r in roots if r.is_dir())
+
+
+def _show(roots: tuple[Path, ...]) -> str:
+    return ", ".join(map(str, roots))
