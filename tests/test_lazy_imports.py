@@ -33,6 +33,7 @@ CORE = (
     "skillwire.scopes",
     "skillwire.lint",
     "skillwire.sources.filesystem",
+    "skillwire.sources.generated",
     "skillwire.host.verify",
     "skillwire.host.policy",
     "skillwire.host.window",

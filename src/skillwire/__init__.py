@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; `_LAZY` below must name th
         DigestMismatch,
         FrontmatterError,
         FrontmatterMismatch,
+        GenerationError,
         InvalidScopePolicy,
         InvalidSkillUri,
         LimitExceeded,
@@ -38,6 +39,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; `_LAZY` below must name th
     from skillwire.server.scopes_file import PolicyFile
     from skillwire.server.service import ServeOptions, SkillService
     from skillwire.sources.filesystem import FolderSource
+    from skillwire.sources.generated import GeneratedSkill, GeneratedSource
     from skillwire.wire import EXTENSION_ID
 
 __version__ = "0.1.0"
@@ -55,6 +57,9 @@ __all__ = [
     "FolderSource",
     "FrontmatterError",
     "FrontmatterMismatch",
+    "GeneratedSkill",
+    "GeneratedSource",
+    "GenerationError",
     "InvalidScopePolicy",
     "InvalidSkillUri",
     "LimitExceeded",
@@ -85,6 +90,7 @@ _LAZY: dict[str, str] = {
     "DigestMismatch": "skillwire.errors",
     "FrontmatterError": "skillwire.errors",
     "FrontmatterMismatch": "skillwire.errors",
+    "GenerationError": "skillwire.errors",
     "InvalidScopePolicy": "skillwire.errors",
     "InvalidSkillUri": "skillwire.errors",
     "LimitExceeded": "skillwire.errors",
@@ -110,6 +116,8 @@ _LAZY: dict[str, str] = {
     "ServeOptions": "skillwire.server.service",
     "SkillService": "skillwire.server.service",
     "FolderSource": "skillwire.sources.filesystem",
+    "GeneratedSkill": "skillwire.sources.generated",
+    "GeneratedSource": "skillwire.sources.generated",
     "EXTENSION_ID": "skillwire.wire",
 }
 """Public name -> the module that defines it, imported when the name is first looked up."""

@@ -18,7 +18,7 @@ import json
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar, runtime_checkable
 from urllib.parse import unquote
 
 from skillwire.errors import SkillwireError
@@ -79,9 +79,26 @@ class FileContent(Protocol):
         ...
 
 
+@runtime_checkable
+class GeneratedContent(FileContent, Protocol):
+    """A generated (dynamic) skill's file: its bytes are produced when it is read, and no digest binds them.
+
+    Its `read` returns None (there are no indexed bytes); the server calls `generate` instead. An ability of the
+    content, looked up with `isinstance` as a source's abilities are (`sources.port`).
+    """
+
+    async def generate(self, limit: int) -> bytes:
+        """The file's bytes now, at most `limit` of them; `errors.GenerationError` when they cannot be produced
+        (the generator failed or took too long) or are more than `limit`. Never blocks the event loop."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class ServedFile:
-    """A file the catalog serves: its manifest record, how to read its bytes, and the skills listing it."""
+    """A file the catalog serves: its manifest record, how to read its bytes, and the skills listing it.
+
+    A dynamic skill's file has a `GeneratedContent` and a record without digest or size.
+    """
 
     file: SkillFile
     content: FileContent

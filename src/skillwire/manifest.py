@@ -42,12 +42,15 @@ class SkillFile:
 class Skill:
     """A served skill: its path in the namespace, verbatim frontmatter, and complete manifest.
 
-    `files` holds SKILL.md first, then every other file in path order.
+    `files` holds SKILL.md first, then every other file in path order. `dynamic`: the files are produced when
+    they are read (Resources: "the server MUST set resources to the string 'dynamic'"); their records then carry
+    no digest ("") and size 0, and the entry lists none of them.
     """
 
     skill_path: tuple[str, ...]
     frontmatter: dict[str, Any]
     files: tuple[SkillFile, ...]
+    dynamic: bool = False
     uri: str = field(init=False)
     root_uri: str = field(init=False)
     _by_uri: dict[str, SkillFile] = field(init=False, repr=False, compare=False)
@@ -77,7 +80,7 @@ class Skill:
         return {
             "uri": self.uri,
             "frontmatter": self.frontmatter,
-            "resources": [f.to_wire() for f in self.files],
+            "resources": "dynamic" if self.dynamic else [f.to_wire() for f in self.files],
         }
 
 
