@@ -261,3 +261,21 @@ def test_forged_frontmatter_that_python_calls_equal_is_replaced_by_the_parsed_on
         assert restored.skill("skill://team/alpha/SKILL.md").frontmatter["beta"] is True  # type: ignore[union-attr]
     fm = source.scan(1).skill("skill://team/alpha/SKILL.md").frontmatter  # type: ignore[union-attr]
     assert fm["beta"] is True
+
+
+def test_a_cache_in_an_older_row_layout_is_ignored_not_trusted(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A cache written with positional rows of another layout (version 3) is never read: the warning says why,
+    the scan indexes the disk, and the cache is rewritten in the current layout."""
+    root, cache = tmp_path / "skills", tmp_path / "digests.json"
+    make_catalog(root)
+    FolderSource([root], digest_cache=cache).scan()
+    header, _, body = cache.read_bytes().partition(b"\n")
+    cache.write_bytes(header.replace(b'"version":4', b'"version":3') + b"\n" + body)
+    with caplog.at_level(logging.WARNING, logger="skillwire.sources"):
+        assert FolderSource([root], digest_cache=cache).restore() is None
+    assert any("another layout (version 3)" in r.getMessage() for r in caplog.records)
+    catalog = FolderSource([root], digest_cache=cache).scan()
+    assert b'"version":4' in cache.read_bytes().partition(b"\n")[0]
+    assert entries(catalog) == entries(FolderSource([root]).scan())

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from skillwire.catalog import Catalog
-from skillwire.sources import filesystem
+from skillwire.sources import filesystem, folder_index
 from skillwire.sources.filesystem import FolderSource
 
 
@@ -269,7 +269,7 @@ def test_files_removed_between_the_walk_and_the_read_are_just_gone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A file renamed away mid-scan (an editor's atomic save) must not get its whole skill refused as unreadable."""
-    monkeypatch.setattr(filesystem, "_PROGRESS_EVERY", 1)
+    monkeypatch.setattr(folder_index, "PROGRESS_EVERY", 1)
     root = tmp_path / "root"
     write_skill(root / "a")
     write_skill(root / "b")
