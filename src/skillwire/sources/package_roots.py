@@ -65,7 +65,7 @@ class RootProblem:
 
     @property
     def label(self) -> str:
-        named = f"package {self.distribution} {self.version}"
+        named = f"package {self.distribution} {self.version}" if self.version else f"package {self.distribution}"
         return named if self.entry is None else f"{named} (entry point {self.entry})"
 
 
@@ -90,7 +90,7 @@ def package_roots(
         try:
             name = _text(dist.metadata["Name"])
         except Exception as exc:  # a distribution's metadata is its own; it must not stop the others
-            problems.append(RootProblem("(unnamed)", "?", None, f"its metadata cannot be read: {_why(exc)}"))
+            problems.append(RootProblem("(unnamed)", "", None, f"its metadata cannot be read: {_why(exc)}"))
             continue
         if not name:
             continue  # no name: not a distribution anything could ask for (pip shows none either)
@@ -100,7 +100,7 @@ def package_roots(
     yield from problems
     if wanted is not None:
         for key in sorted(set(wanted) - set(seen)):
-            yield RootProblem(shown(wanted[key]), "?", None, "no distribution of that name is installed")
+            yield RootProblem(shown(wanted[key]), "", None, "no distribution of that name is installed")
     for key in sorted(seen):
         yield from _roots_of(seen[key], path)
 
@@ -118,7 +118,7 @@ def _roots_of(dist: importlib.metadata.Distribution, path: Sequence[str] | None)
             (ep for ep in dist.entry_points if ep.group == ENTRY_POINT_GROUP), key=lambda ep: (ep.name, ep.value)
         )
     except Exception as exc:
-        yield RootProblem(name, "?", None, f"its entry points cannot be read: {_why(exc)}")
+        yield RootProblem(name, "", None, f"its entry points cannot be read: {_why(exc)}")
         return
     for ep in entries:
         entry = shown(ep.name)
@@ -140,9 +140,7 @@ def _locate(value: str, path: Sequence[str] | None) -> Traversable:
     """The folder an entry point's value names: `package` or `package:folder.sub`, found without importing."""
     module, sep, folder = (part.strip() for part in value.partition(":"))
     if not _MODULE.fullmatch(module) or (sep and not _FOLDER.fullmatch(folder)):
-        raise _NotFound(
-            f"{shown(value)!r} does not name a package or a folder in one (write 'package' or 'package:folder')"
-        )
+        raise _NotFound(f"{shown(value)!r} names no package or folder in one: write 'package' or 'package:folder'")
     spec = _find_spec(module, path)
     if spec is None:
         raise _NotFound(f"the package {module} is not installed")

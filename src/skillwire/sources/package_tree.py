@@ -41,19 +41,20 @@ class Tree:
     folders: tuple[str, ...]
 
 
-def list_tree(root: Traversable) -> Tree:
-    """Every file and folder under `root`; TreeProblem for a hostile name or more than `MAX_ENTRIES` entries."""
+def list_tree(root: Traversable, *, max_entries: int = MAX_ENTRIES) -> Tree:
+    """Every file and folder under `root`; TreeProblem for a hostile name or more than `max_entries` entries."""
     if isinstance(root, zipfile.Path):
-        return _zip_tree(root)
+        return _zip_tree(root, max_entries)
     files: list[str] = []
     folders: list[str] = []
     pending: list[tuple[str, Traversable]] = [("", root)]
     while pending:
         prefix, folder = pending.pop()
         for child in folder.iterdir():
-            rel = prefix + _checked(child.name, prefix)
-            if len(files) + len(folders) >= MAX_ENTRIES:
-                raise TreeProblem(f"it holds more than {MAX_ENTRIES:,} files and folders")
+            rel = prefix + child.name
+            _check(rel, child.name)
+            if len(files) + len(folders) >= max_entries:
+                raise TreeProblem(f"it holds more than {max_entries:,} files and folders")
             if child.is_dir():
                 folders.append(rel)
                 pending.append((rel + "/", child))
@@ -62,7 +63,7 @@ def list_tree(root: Traversable) -> Tree:
     return Tree(tuple(sorted(files)), tuple(sorted(folders)))
 
 
-def _zip_tree(root: zipfile.Path) -> Tree:
+def _zip_tree(root: zipfile.Path, max_entries: int) -> Tree:
     """A zip archive's members under `root`, from its name list in one pass."""
     prefix = root.at
     files: set[str] = set()
@@ -74,12 +75,12 @@ def _zip_tree(root: zipfile.Path) -> Tree:
             continue  # the root itself
         parts = rel.split("/")
         for segment in parts:
-            _checked(segment, rel)
+            _check(rel, segment)
         for i in range(1, len(parts)):
             folders.add("/".join(parts[:i]))  # a folder implied by a deeper member
         (folders if is_dir else files).add(rel)
-        if len(files) + len(folders) > MAX_ENTRIES:
-            raise TreeProblem(f"it holds more than {MAX_ENTRIES:,} files and folders")
+        if len(files) + len(folders) > max_entries:
+            raise TreeProblem(f"it holds more than {max_entries:,} files and folders")
     if files & folders:
         raise TreeProblem(f"{shown(min(files & folders))!r} is both a file and a folder in the archive")
     return Tree(tuple(sorted(files)), tuple(sorted(folders)))
@@ -89,12 +90,10 @@ def _names(names: Iterable[str], prefix: str) -> Iterable[str]:
     return (n[len(prefix) :] for n in names if n.startswith(prefix))
 
 
-def _checked(segment: str, where: str) -> str:
-    """`segment` if it can name an entry of a folder; TreeProblem for an empty, `.`, `..` or `/`-holding one."""
+def _check(rel: str, segment: str) -> None:
+    """TreeProblem if `segment` (of the path `rel`) cannot name a folder's entry: empty, `.`, `..` or holding `/`."""
     if segment in ("", ".", "..") or "/" in segment:
-        path = shown(where + "/" + segment if where else segment)
-        raise TreeProblem(f"the archive holds the path {path!r}, with an empty, '.' or '..' segment")
-    return segment
+        raise TreeProblem(f"the archive holds the path {shown(rel)!r}, with an empty, '.' or '..' segment")
 
 
 def read_member(root: Traversable, rel: str, *, limit: int) -> bytes:
