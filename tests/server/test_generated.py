@@ -16,13 +16,8 @@ from mcp.shared.exceptions import MCPError
 
 from skillwire.client.host import Host
 from skillwire.frontmatter import parse_skill_md
-from skillwire.host.approvals import (
-    CrossOriginReadRequest,
-    ExecutionRequest,
-    SkillApprovalDecision,
-    SkillApprovalRequest,
-)
 from tests.support.generated_server import SECRET
+from tests.support.prompts import ApproveLoads
 from tests.support.servers import (
     REPO_ROOT,
     REQUEST_TIMEOUT_S,
@@ -145,29 +140,16 @@ async def test_a_failing_generator_is_an_internal_error_that_leaks_nothing(
     assert "Each file fails differently." in after["contents"][0]["text"]
 
 
-class _ApproveAll:
-    """A user who approves every skill (and nothing else)."""
-
-    async def approve_skill(self, request: SkillApprovalRequest) -> SkillApprovalDecision:
-        return SkillApprovalDecision(approved=True, remember=False)
-
-    async def approve_execution(self, request: ExecutionRequest) -> bool:
-        return False
-
-    async def approve_cross_origin_read(self, request: CrossOriginReadRequest) -> bool:
-        return False
-
-
 async def test_skillwires_host_loads_a_generated_skill_it_allows(http_url: str) -> None:
     """A real host that allows dynamic skills loads the generated one and reads its files (its frontmatter checked
     against the entry, its size against the 16 MiB limit); by default it declines it."""
-    async with Host(prompt=_ApproveAll(), allow_dynamic=True) as host:
+    async with Host(prompt=ApproveLoads(), allow_dynamic=True) as host:
         await host.add_server("gen", http_url)
         loaded = await host.load_skill("gen:daily")
         csv = await host.read_skill_text("gen:daily", "data/today.csv")
     assert "# Daily report" in loaded.text
     assert "region,read" in csv
-    async with Host(prompt=_ApproveAll()) as host:
+    async with Host(prompt=ApproveLoads()) as host:
         await host.add_server("gen", http_url)
         declined = {item.handle: item.declined for item in host.catalog()}
     assert "dynamic" in (declined["gen:daily"] or "")
