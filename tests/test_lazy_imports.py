@@ -34,6 +34,7 @@ CORE = (
     "skillwire.lint",
     "skillwire.sources.filesystem",
     "skillwire.sources.generated",
+    "skillwire.sources.packages",
     "skillwire.host.verify",
     "skillwire.host.policy",
     "skillwire.host.window",

@@ -38,8 +38,12 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; `_LAZY` below must name th
     from skillwire.server.extension import SkillsExtension
     from skillwire.server.scopes_file import PolicyFile
     from skillwire.server.service import ServeOptions, SkillService
+    from skillwire.sources.composite import CompositeSource
     from skillwire.sources.filesystem import FolderSource
     from skillwire.sources.generated import GeneratedSkill, GeneratedSource
+    from skillwire.sources.memory import MemorySource
+    from skillwire.sources.packages import PackageSource
+    from skillwire.sources.port import SkillSource
     from skillwire.wire import EXTENSION_ID
 
 __version__ = "0.1.0"
@@ -53,6 +57,7 @@ __all__ = [
     "CallerResolver",
     "Catalog",
     "ClientLimits",
+    "CompositeSource",
     "DigestMismatch",
     "FolderSource",
     "FrontmatterError",
@@ -63,7 +68,9 @@ __all__ = [
     "InvalidScopePolicy",
     "InvalidSkillUri",
     "LimitExceeded",
+    "MemorySource",
     "NameRuleError",
+    "PackageSource",
     "PolicyFile",
     "Refusal",
     "ResponseTooLarge",
@@ -74,6 +81,7 @@ __all__ = [
     "SkillError",
     "SkillFile",
     "SkillService",
+    "SkillSource",
     "SkillsExtension",
     "SkillwireError",
     "UnlistedResource",
@@ -115,9 +123,13 @@ _LAZY: dict[str, str] = {
     "PolicyFile": "skillwire.server.scopes_file",
     "ServeOptions": "skillwire.server.service",
     "SkillService": "skillwire.server.service",
+    "CompositeSource": "skillwire.sources.composite",
     "FolderSource": "skillwire.sources.filesystem",
     "GeneratedSkill": "skillwire.sources.generated",
     "GeneratedSource": "skillwire.sources.generated",
+    "MemorySource": "skillwire.sources.memory",
+    "PackageSource": "skillwire.sources.packages",
+    "SkillSource": "skillwire.sources.port",
     "EXTENSION_ID": "skillwire.wire",
 }
 """Public name -> the module that defines it, imported when the name is first looked up."""

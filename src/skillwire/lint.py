@@ -1,8 +1,8 @@
 """Portability warnings for a SKILL.md: things that are served, but that another host may read differently.
 
 Pure: it takes the bytes of one SKILL.md and returns warnings; it reads no files. The hard
-rules (what the server refuses) are not here: they live where the server applies them
-(`sources.filesystem`, `frontmatter`, `names`), and `skillwire validate` runs that code.
+rules (what the server refuses) are not here: they live in the core (`skill_rules`, `frontmatter`,
+`names`, `fields`), which every source applies, and `skillwire validate` runs that code.
 What is here is the gap between YAML 1.1 parsers (PyYAML, many Python hosts) and YAML 1.2
 parsers (JavaScript `yaml`, which `frontmatter.py` matches), and other traps:
 

@@ -15,7 +15,7 @@ path that the catalog did not publish.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from urllib.parse import quote, unquote_to_bytes
 
 from skillwire.errors import InvalidSkillUri
@@ -76,6 +76,15 @@ def file_uri(skill_path: Sequence[str], rel_path: str) -> str:
 def skill_uri(skill_path: Sequence[str]) -> str:
     """URI of a skill's SKILL.md, the skill's identity within a server."""
     return file_uri(skill_path, SKILL_FILE)
+
+
+def enclosing_skill_uris(uri: str) -> Iterator[str]:
+    """The SKILL.md URIs of every folder that could be a skill holding `uri` (a file or folder URI), innermost
+    first: `skill://a/b/c.md` gives `skill://a/b/c.md/SKILL.md`, `skill://a/b/SKILL.md`, `skill://a/SKILL.md`."""
+    scheme, sep, path = uri.partition("://")
+    while sep and path:
+        yield f"{scheme}{sep}{path}/{SKILL_FILE}"
+        path = path.rpartition("/")[0]
 
 
 def skill_root_of(uri: str) -> str:

@@ -10,6 +10,7 @@ import pytest
 from skillwire import GeneratedSkill, GeneratedSource, SkillError
 from skillwire.catalog import GeneratedContent
 from skillwire.errors import GenerationError
+from skillwire.sources.composite import CompositeSource, Member
 
 pytestmark = pytest.mark.anyio
 
@@ -117,3 +118,20 @@ async def test_a_producer_over_the_limit_or_returning_no_content_is_a_generation
         await generate("odd.txt")
     assert "42" not in str(odd.value)
     assert await generate("text.txt") == "ok ✓".encode()
+
+
+async def test_a_generated_skill_under_a_prefix_stays_dynamic() -> None:
+    """Spec MUST (Resources): served beside other sources under a prefix, a generated skill's entry still says
+    "dynamic" and its files are still produced at read time."""
+    skill = GeneratedSkill("daily", description="d", instructions="", files={"data.txt": lambda: "fresh"})
+    catalog = CompositeSource([Member(GeneratedSource([skill]), prefix=("team",))]).scan()
+    [published] = catalog.skills
+    assert published.to_entry() == {
+        "uri": "skill://team/daily/SKILL.md",
+        "frontmatter": {"name": "daily", "description": "d"},
+        "resources": "dynamic",
+    }
+    served = catalog.file("skill://team/daily/data.txt")
+    assert served is not None
+    assert isinstance(served.content, GeneratedContent)
+    assert await served.content.generate(100) == b"fresh"

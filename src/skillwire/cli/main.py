@@ -188,7 +188,7 @@ def _parser() -> argparse.ArgumentParser:
         "re-read when it changes",
     )
     _network_options(serve)
-    serve.set_defaults(func=_serve)
+    serve.set_defaults(func=_serve, usage_error=serve.error)  # no SOURCE and no --packages: argparse's usage error
 
     host = sub.add_parser(
         "host",
@@ -226,7 +226,9 @@ def _parser() -> argparse.ArgumentParser:
             "Exit status 1 if any skill would be refused."
         ),
     )
-    validate.add_argument("paths", nargs="+", metavar="PATH", help="a folder of skills, or a skill folder")
+    validate.add_argument(
+        "paths", nargs="+", metavar="SOURCE", help="a folder of skills or a skill folder; any SOURCE serve takes"
+    )
     validate.add_argument("--format", choices=("human", "json"), default="human", help="output format")
     validate.set_defaults(func=_validate)
 
@@ -457,7 +459,7 @@ def _serve(args: argparse.Namespace) -> int:
     if args.packages is not None:
         args.paths.append(f"packages:{args.packages}")
     if not args.paths:
-        raise UsageError("name a SOURCE to serve (a folder of skills, KIND:TARGET) or --packages")
+        args.usage_error("name a SOURCE to serve (a folder of skills, KIND:TARGET) or --packages")
     progress = ProgressBar(sys.stderr) if not args.quiet and sys.stderr.isatty() else None
     try:
         source = open_sources(args.paths, SourceOptions(digest_cache=args.digest_cache, progress=progress))

@@ -77,7 +77,7 @@ from skillwire.sources.port import (
     WatchableSource,
     WatchPace,
 )
-from skillwire.uri import SKILL_FILE
+from skillwire.uri import enclosing_skill_uris
 
 __all__ = ["FolderFile", "FolderSource", "Progress"]
 
@@ -134,13 +134,11 @@ class FolderSource(IncrementalSource, WatchableSource, RestorableSource):
 
     def places_for(self, uri: str) -> list[str]:
         """The path of the file at `uri` in the last index (its skill folder is walked again for it)."""
-        scheme, sep, path = uri.partition("://")
-        while sep and path:
-            built = self._index.get(f"{scheme}{sep}{path}/{SKILL_FILE}")
+        for skill_uri in enclosing_skill_uris(uri):
+            built = self._index.get(skill_uri)
             found = built.skill.file(uri) if built is not None else None
             if built is not None and found is not None:
                 return [built.location(found)]
-            path = path.rpartition("/")[0]
         return []
 
     async def watch(
