@@ -14,10 +14,10 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
+from skillwire.cli.hostcmd import _ApproveLoads as ApproveLoads  # `skillwire host --yes`: approves loads only
 from skillwire.client.host import Host
 from skillwire.frontmatter import parse_skill_md
 from tests.support.generated_server import SECRET
-from tests.support.prompts import ApproveLoads
 from tests.support.servers import (
     REPO_ROOT,
     REQUEST_TIMEOUT_S,

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from skillwire.cli.hostcmd import _ApproveLoads as ApproveLoads  # `skillwire host --yes`: approves loads only
 from skillwire.client.host import Host
 from skillwire.digest import sha256_digest
-from tests.support.prompts import ApproveLoads
 from tests.support.servers import REQUEST_TIMEOUT_S, all_skills, directory_read, http_server, resources_read
 from tests.support.wheels import build_wheel, fresh_venv, package_files
 

@@ -27,7 +27,7 @@ import inspect
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -94,35 +94,31 @@ class GeneratedSkill:
         object.__setattr__(self, "skill", Skill(built.skill_path, built.frontmatter, built.files, dynamic=True))
 
 
+@dataclass(frozen=True)
 class GeneratedSource:
-    """A source serving `GeneratedSkill`s: its catalog never changes, its files are produced at each read."""
+    """A source serving `GeneratedSkill`s: its catalog never changes, its files are produced at each read.
 
-    def __init__(
-        self, skills: Iterable[GeneratedSkill], *, timeout: float = DEFAULT_TIMEOUT_S, label: str = "generated"
-    ) -> None:
-        if not timeout > 0:
-            raise ValueError(f"timeout must be positive, not {timeout}")
-        self._skills = tuple(skills)
-        self._timeout = timeout
-        self._label = label
+    `timeout`: seconds one file may take to produce; `label`: the source in messages."""
 
-    @property
-    def label(self) -> str:
-        return self._label
+    skills: Sequence[GeneratedSkill]
+    timeout: float = field(default=DEFAULT_TIMEOUT_S, kw_only=True)
+    label: str = field(default="generated", kw_only=True)
+    revision: str | None = field(default=None, init=False)
 
-    @property
-    def revision(self) -> str | None:
-        return None
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "skills", tuple(self.skills))
+        if not self.timeout > 0:
+            raise ValueError(f"timeout must be positive, not {self.timeout}")
 
     def scan(self, generation: int = 0) -> Catalog:
         """The catalog of the skills (a path given twice is refused, naming both)."""
         skills: dict[str, GeneratedSkill] = {}
         refusals: list[Refusal] = []
-        for generated in self._skills:
+        for generated in self.skills:
             uri = generated.skill.uri
             if uri in skills:
                 refusals.append(
-                    Refusal(f"{self._label}/{generated.path}", "duplicate-path", "two generated skills have this path")
+                    Refusal(f"{self.label}/{generated.path}", "duplicate-path", "two generated skills have this path")
                 )
                 continue
             skills[uri] = generated
@@ -130,9 +126,9 @@ class GeneratedSource:
         for generated in skills.values():
             for f in generated.skill.files:
                 if f.rel_path == SKILL_FILE:
-                    contents[f.uri] = GeneratedFile(f.uri, generated.instructions, self._timeout, generated.head)
+                    contents[f.uri] = GeneratedFile(f.uri, generated.instructions, self.timeout, generated.head)
                 else:
-                    contents[f.uri] = GeneratedFile(f.uri, generated.files[f.rel_path], self._timeout)
+                    contents[f.uri] = GeneratedFile(f.uri, generated.files[f.rel_path], self.timeout)
         return Catalog([g.skill for g in skills.values()], contents, refusals, generation=generation)
 
 

@@ -18,8 +18,9 @@ Discovery runs again at each rescan (SIGHUP), so a distribution installed meanwh
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
@@ -32,7 +33,6 @@ from skillwire.sources.ignore import IGNORE_FILE
 from skillwire.sources.memory import MemorySource
 from skillwire.sources.package_roots import PackageRoot, RootProblem, package_roots, shown
 from skillwire.sources.package_tree import TreeProblem, list_tree, read_member
-from skillwire.sources.port import SkillSource
 
 __all__ = ["MAX_ARCHIVE_BYTES", "PackageSource"]
 
@@ -80,9 +80,9 @@ class PackageSource:
             if isinstance(found.root, Path):
                 key = str(found.root)
                 folders[key] = self._folders.get(key) or FolderSource([found.root])
-                members.append(Member(_Labelled(folders[key], found, key)))
+                members.append(Member(_Labelled(found, folders[key].scan, key)))
             else:
-                members.append(Member(_Labelled(_Archive(found), found, found.label)))
+                members.append(Member(_Labelled(found, partial(_scan_archive, found), found.label)))
         self._folders = folders
         self._revision = ", ".join(sorted(versions)) or None
         if not members:
@@ -92,12 +92,15 @@ class PackageSource:
 
 
 class _Labelled:
-    """One distribution's skill folder as a composite member: named after the distribution, never raising."""
+    """One distribution's skill folder as a composite member: named after the distribution, never raising.
 
-    def __init__(self, source: SkillSource, found: PackageRoot, where: str) -> None:
-        self._source = source
+    `scan`: how the folder is indexed (a `FolderSource`'s, or `_scan_archive`); `where`: how the refusal paths
+    it gives begin (replaced by the label)."""
+
+    def __init__(self, found: PackageRoot, scan: Callable[[int], Catalog], where: str) -> None:
         self._found = found
-        self._where = where  # how the source's refusal paths begin, replaced by the label
+        self._scan = scan
+        self._where = where
 
     @property
     def label(self) -> str:
@@ -109,7 +112,7 @@ class _Labelled:
 
     def scan(self, generation: int = 0) -> Catalog:
         try:
-            catalog = self._source.scan(generation)
+            catalog = self._scan(generation)
         except Exception as exc:  # a hostile distribution's problem, never the server's
             why = f"{type(exc).__name__}: {exc}"
             return Catalog([], {}, [Refusal(self.label, PROBLEM_RULE, f"cannot be read: {shown(why)}")], generation)
@@ -119,28 +122,15 @@ class _Labelled:
         return _with_refusals(catalog, refusals)
 
 
-class _Archive:
-    """A distribution's skill folder without a real path (a zip import): listed and read at each scan, within
-    `MAX_ARCHIVE_BYTES`, and served from memory as read (the archive may change; what was hashed is served)."""
-
-    def __init__(self, found: PackageRoot) -> None:
-        self._found = found
-
-    @property
-    def label(self) -> str:
-        return self._found.label
-
-    @property
-    def revision(self) -> str | None:
-        return self._found.version
-
-    def scan(self, generation: int = 0) -> Catalog:
-        root: Traversable = self._found.root
-        try:
-            files = _read_archive(root)
-        except TreeProblem as problem:
-            return Catalog([], {}, [Refusal(self.label, PROBLEM_RULE, problem.reason)], generation)
-        return MemorySource(files, root_name=root.name or "skills", label=self.label).scan(generation)
+def _scan_archive(found: PackageRoot, generation: int) -> Catalog:
+    """A skill folder without a real path (a zip import): listed and read now, within `MAX_ARCHIVE_BYTES`, and
+    served from memory as read (the archive may change later; what was hashed is what is served)."""
+    root: Traversable = found.root
+    try:
+        files = _read_archive(root)
+    except TreeProblem as problem:
+        return Catalog([], {}, [Refusal(found.label, PROBLEM_RULE, problem.reason)], generation)
+    return MemorySource(files, root_name=root.name or "skills", label=found.label).scan(generation)
 
 
 def _read_archive(root: Traversable) -> dict[str, bytes]:
