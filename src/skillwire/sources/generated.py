@@ -34,7 +34,7 @@ from typing import Any, cast
 import anyio
 import anyio.to_thread
 
-from skillwire.catalog import Catalog, Refusal
+from skillwire.catalog import Catalog, GeneratedContent, Refusal
 from skillwire.errors import FrontmatterError, GenerationError
 from skillwire.manifest import Skill
 from skillwire.mime import mime_type_for
@@ -133,16 +133,13 @@ class GeneratedSource:
 
 
 @dataclass(frozen=True, slots=True)
-class GeneratedFile:
-    """One generated file (a `catalog.GeneratedContent`): `prefix` (SKILL.md's frontmatter) then `part`'s content."""
+class GeneratedFile(GeneratedContent):
+    """One generated file: `prefix` (SKILL.md's frontmatter) then `part`'s content, made at each read."""
 
     uri: str
     part: Part
     timeout: float
     prefix: bytes = b""
-
-    def read(self, limit: int) -> bytes | None:
-        return None  # no indexed bytes: the server calls `generate`
 
     async def generate(self, limit: int) -> bytes:
         data = self.prefix + await self._produce(limit)
