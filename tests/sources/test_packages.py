@@ -206,3 +206,34 @@ def test_the_packages_spec_opens_named_or_all_distributions() -> None:
     assert every.only is None
     with pytest.raises(SpecError, match="distribution names"):
         open_sources(["packages:,"], SourceOptions())
+
+
+def test_a_corrupt_archive_member_refuses_that_distribution_only(tmp_path: Path) -> None:
+    """Hostile input: a member whose compressed bytes are garbage (the archive fails while it is read) refuses its
+    distribution's folder with the reason; the other distribution is served."""
+    broken = wheel_of(tmp_path, "broken", {"pdf/SKILL.md": skill_md("pdf"), "pdf/data.txt": b"a" * 4096})
+    raw = bytearray(broken.read_bytes())
+    info = zipfile.ZipFile(broken).getinfo("broken/skills/pdf/data.txt")
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    raw[start : start + info.compress_size] = b"\xff" * info.compress_size
+    broken.write_bytes(bytes(raw))
+    good = wheel_of(tmp_path, "good", {"ok/SKILL.md": skill_md("ok")})
+    catalog = PackageSource(path=[str(broken), str(good)]).scan()
+    assert [s.uri for s in catalog.skills] == ["skill://ok/SKILL.md"]
+    [refusal] = catalog.refusals
+    assert (refusal.path, refusal.rule) == ("package broken 1.0 (main = broken:skills)", PROBLEM_RULE)
+    assert refusal.message.startswith("cannot be read: ")  # zipfile's own error, shown in one safe line
+
+
+def test_an_installed_folder_follows_the_folder_link_rules(tmp_path: Path) -> None:
+    """Hostile input: a link in an installed package's skill folder to a file outside it refuses that skill as a
+    folder would (`link-escapes`), the refusal under the distribution's label; nothing outside is served."""
+    wheel = wheel_of(tmp_path, "linked", {"pdf/SKILL.md": skill_md("pdf"), "ok/SKILL.md": skill_md("ok")})
+    site = unpacked(wheel, tmp_path / "site")
+    (tmp_path / "secret.txt").write_text("secret")
+    (site / "linked" / "skills" / "pdf" / "leak.txt").symlink_to(tmp_path / "secret.txt")
+    catalog = PackageSource(path=[str(site)]).scan()
+    assert [s.uri for s in catalog.skills] == ["skill://ok/SKILL.md"]
+    [refusal] = catalog.refusals
+    assert refusal.rule == "link-escapes"
+    assert refusal.path.startswith("package linked 1.0 (main = linked:skills)/pdf/")
