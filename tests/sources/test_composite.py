@@ -110,3 +110,23 @@ async def test_a_watched_prefixed_folder_reaches_the_service(tmp_path: Path) -> 
             while service.catalog.skill("skill://team/new/SKILL.md") is None:
                 await anyio.sleep(0.05)
             tg.cancel_scope.cancel()
+
+
+def test_a_restorable_member_starts_from_its_snapshot_and_the_others_are_scanned(tmp_path: Path) -> None:
+    """restore() passes to the folder's digest cache; the composite is unverified until the next scan."""
+    root = write_tree({"pdf/SKILL.md": skill_md("pdf")}, tmp_path / "skills")
+    cache = tmp_path / "digests.json"
+    FolderSource([root], digest_cache=cache).scan()
+
+    def composite() -> CompositeSource:
+        folder = FolderSource([root], digest_cache=cache)
+        return CompositeSource([Member(folder, ("team",)), Member(MemorySource({"gen/SKILL.md": skill_md("gen")}))])
+
+    source = composite()
+    restored = source.restore()
+    assert restored is not None
+    assert [s.uri for s in restored.skills] == ["skill://gen/SKILL.md", "skill://team/pdf/SKILL.md"]
+    assert not source.verified
+    source.scan(1)
+    assert source.verified
+    assert CompositeSource([Member(MemorySource({}))]).restore() is None  # no member kept anything

@@ -75,8 +75,11 @@ class MemorySource:
             lo, hi = span(paths, skill_dir)
             members = paths[lo:hi]
             facts = [self._facts(path, len(prefix)) for path in members]
-            found = [SkillError(message, rule=rule, path=where[len(prefix) :]) for where, rule, message in problems]
-            found = [err for err, (where, _, _) in zip(found, problems, strict=True) if _under(where, skill_dir)]
+            found = [
+                SkillError(message, rule=rule, path=at[len(prefix) :])
+                for at, rule, message in problems
+                if _under(at, skill_dir)
+            ]
             where = f"{self._label}/{skill_dir}" if skill_dir else self._label
             skill_path = skill_path_of(skill_dir, self._root_name)
             result = skill_or_refusal(skill_path, facts, self._files[prefix + SKILL_FILE], where=where, problems=found)
@@ -86,10 +89,10 @@ class MemorySource:
             skills.append(result)
             contents.update((f.uri, MemoryFile(self._files[prefix + f.rel_path])) for f in result.files)
         folders = skill_folders(paths)
-        refusals.extend(
-            Refusal(where, rule, message, skill=False)
-            for where, rule, message in problems
-            if not any(_under(where, d) for d in folders)
+        refusals.extend(  # outside every skill: reported, refusing nothing (root-relative, as a folder says it)
+            Refusal(at, rule, message, skill=False)
+            for at, rule, message in problems
+            if not any(_under(at, d) for d in folders)
         )
         return Catalog(skills, contents, refusals, generation=generation)
 

@@ -61,6 +61,8 @@ CASES: dict[str, dict[str, bytes]] = {
         ".skillwireignore": b"drafts/\n",
         "drafts/wip/SKILL.md": skill_md("wip"),
         ".curated/kept/SKILL.md": skill_md("kept"),
+        "unruly/SKILL.md": skill_md("unruly"),
+        "unruly/.skillwireignore": b"\xff not UTF-8\n",
     },
     "limits": {
         "many/SKILL.md": skill_md("many"),
