@@ -4,6 +4,7 @@ safely. The server is `tests/support/generated_server.py`, built on skillwire's 
 from __future__ import annotations
 
 import sys
+import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
@@ -172,3 +173,18 @@ async def test_over_stdio_a_generated_skill_is_listed_read_browsed_and_fails_saf
     assert [r["name"] for r in data] == ["today.csv"]
     assert caught.value.error.code == INTERNAL_ERROR
     assert SECRET not in f"{caught.value.error.message} {caught.value.error.data}"
+
+
+def test_the_catalog_page_shows_a_generated_skill_as_generated(http_url: str) -> None:
+    """skillwire choice: the catalog page lists a generated skill's files without sizes or digests (they have
+    none until read) and renders its SKILL.md as generated now."""
+    base = http_url.removesuffix("/mcp")
+    with urllib.request.urlopen(base + "/", timeout=REQUEST_TIMEOUT_S) as response:
+        index = response.read().decode("utf-8")
+    with urllib.request.urlopen(base + "/skills/reports/daily", timeout=REQUEST_TIMEOUT_S) as response:
+        page = response.read().decode("utf-8")
+    assert "3 files · generated" in index
+    assert "<td>none (made at each read)</td>" in page
+    assert "sha256:" not in page
+    assert "0 B" not in page
+    assert "Read <code>data/today.csv</code>" in page
