@@ -135,3 +135,30 @@ async def test_a_generated_skill_under_a_prefix_stays_dynamic() -> None:
     assert served is not None
     assert isinstance(served.content, GeneratedContent)
     assert await served.content.generate(100) == b"fresh"
+
+
+async def test_slow_producers_never_take_the_threads_file_reads_use() -> None:
+    """skillwire choice: plain-function producers run a few at a time on a limiter of their own, so fifty reads of
+    a slow one leave anyio's shared worker threads (which large file reads and rebuilds use) free meanwhile."""
+    release = threading.Event()
+    skill = GeneratedSkill("daily", description="d", instructions="", files={"slow.txt": lambda: str(release.wait())})
+    served = GeneratedSource([skill], threads=2).scan().file("skill://daily/slow.txt")
+    assert served is not None
+    assert isinstance(served.content, GeneratedContent)
+    content = served.content
+    made: list[bytes] = []
+    try:
+        async with anyio.create_task_group() as tg:
+            for _ in range(50):
+                tg.start_soon(_generate, content, made)
+            await anyio.sleep(0.1)  # the reads are under way, two producers running
+            with anyio.fail_after(10):  # waits until `release` if the producers held the 40 shared threads
+                assert await anyio.to_thread.run_sync(lambda: "free") == "free"
+            release.set()
+    finally:
+        release.set()
+    assert made == [b"True"] * 50
+
+
+async def _generate(content: GeneratedContent, made: list[bytes]) -> None:
+    made.append(await content.generate(100))

@@ -41,7 +41,16 @@ from skillwire.mime import mime_type_for
 from skillwire.skill_rules import FileFacts, build_skill, read_frontmatter
 from skillwire.uri import SKILL_FILE
 
-__all__ = ["DEFAULT_TIMEOUT_S", "Content", "GeneratedFile", "GeneratedSkill", "GeneratedSource", "Part", "Producer"]
+__all__ = [
+    "DEFAULT_THREADS",
+    "DEFAULT_TIMEOUT_S",
+    "Content",
+    "GeneratedFile",
+    "GeneratedSkill",
+    "GeneratedSource",
+    "Part",
+    "Producer",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +66,8 @@ _YAML_WORDS = frozenset({"true", "false", "null", "yes", "no", "on", "off", "y",
 
 DEFAULT_TIMEOUT_S = 30.0
 """How long one file may take to produce before the read fails."""
+DEFAULT_THREADS = 8
+"""Plain-function producers running at once, per source (anyio's shared pool, which file reads use, has 40)."""
 
 
 @dataclass(frozen=True)
@@ -98,17 +109,24 @@ class GeneratedSkill:
 class GeneratedSource:
     """A source serving `GeneratedSkill`s: its catalog never changes, its files are produced at each read.
 
-    `timeout`: seconds one file may take to produce; `label`: the source in messages."""
+    `timeout`: seconds one file may take to produce; `threads`: how many plain-function producers may run at once
+    (a limiter of their own, so slow producers never hold the shared worker threads that large file reads and
+    rebuilds use); `label`: the source in messages."""
 
     skills: Sequence[GeneratedSkill]
     timeout: float = field(default=DEFAULT_TIMEOUT_S, kw_only=True)
+    threads: int = field(default=DEFAULT_THREADS, kw_only=True)
     label: str = field(default="generated", kw_only=True)
     revision: str | None = field(default=None, init=False)
+    _limiter: anyio.CapacityLimiter = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "skills", tuple(self.skills))
         if not self.timeout > 0:
             raise ValueError(f"timeout must be positive, not {self.timeout}")
+        if self.threads < 1:
+            raise ValueError(f"threads must be at least 1, not {self.threads}")
+        object.__setattr__(self, "_limiter", anyio.CapacityLimiter(self.threads))
 
     def scan(self, generation: int = 0) -> Catalog:
         """The catalog of the skills (a path given twice is refused, naming both)."""
@@ -126,9 +144,11 @@ class GeneratedSource:
         for generated in skills.values():
             for f in generated.skill.files:
                 if f.rel_path == SKILL_FILE:
-                    contents[f.uri] = GeneratedFile(f.uri, generated.instructions, self.timeout, generated.head)
+                    contents[f.uri] = GeneratedFile(
+                        f.uri, generated.instructions, self.timeout, self._limiter, generated.head
+                    )
                 else:
-                    contents[f.uri] = GeneratedFile(f.uri, generated.files[f.rel_path], self.timeout)
+                    contents[f.uri] = GeneratedFile(f.uri, generated.files[f.rel_path], self.timeout, self._limiter)
         return Catalog([g.skill for g in skills.values()], contents, refusals, generation=generation)
 
 
@@ -139,6 +159,7 @@ class GeneratedFile(GeneratedContent):
     uri: str
     part: Part
     timeout: float
+    threads: anyio.CapacityLimiter
     prefix: bytes = b""
 
     async def generate(self, limit: int) -> bytes:
@@ -156,7 +177,7 @@ class GeneratedFile(GeneratedContent):
                 if inspect.iscoroutinefunction(part):
                     value: object = await part()
                 else:
-                    value = await anyio.to_thread.run_sync(part, abandon_on_cancel=True)
+                    value = await anyio.to_thread.run_sync(part, abandon_on_cancel=True, limiter=self.threads)
                     if inspect.isawaitable(value):  # a callable object or partial wrapping a coroutine function
                         value = await cast("Awaitable[object]", value)
         except TimeoutError:
