@@ -84,9 +84,10 @@ def package_roots(
     of a name on it wins, as for imports.
     """
     wanted = None if only is None else {normalize_name(n): n for n in only}
-    seen: dict[str, importlib.metadata.Distribution] = {}
+    seen: dict[str, tuple[str, importlib.metadata.Distribution]] = {}
     problems: list[RootProblem] = []
-    for dist in importlib.metadata.distributions(path=list(path)) if path is not None else _all_distributions():
+    where = {} if path is None else {"path": list(path)}
+    for dist in importlib.metadata.distributions(**where):
         try:
             name = _text(dist.metadata["Name"])
         except Exception as exc:  # a distribution's metadata is its own; it must not stop the others
@@ -96,22 +97,19 @@ def package_roots(
             continue  # no name: not a distribution anything could ask for (pip shows none either)
         key = normalize_name(name)
         if key not in seen and (wanted is None or key in wanted):
-            seen[key] = dist
+            seen[key] = (shown(name), dist)
     yield from problems
     if wanted is not None:
         for key in sorted(set(wanted) - set(seen)):
             yield RootProblem(shown(wanted[key]), "", None, "no distribution of that name is installed")
     for key in sorted(seen):
-        yield from _roots_of(seen[key], path)
+        yield from _roots_of(*seen[key], path)
 
 
-def _all_distributions() -> Iterator[importlib.metadata.Distribution]:
-    return iter(importlib.metadata.distributions())
-
-
-def _roots_of(dist: importlib.metadata.Distribution, path: Sequence[str] | None) -> Iterator[PackageRoot | RootProblem]:
-    """The skill folders one distribution declares (a problem instead of each one that cannot be found)."""
-    name = shown(_text(dist.metadata["Name"]))
+def _roots_of(
+    name: str, dist: importlib.metadata.Distribution, path: Sequence[str] | None
+) -> Iterator[PackageRoot | RootProblem]:
+    """The skill folders the distribution `name` declares (a problem instead of each one that cannot be found)."""
     try:
         version = shown(_text(dist.metadata["Version"]) or "?")
         entries = sorted(
