@@ -21,6 +21,7 @@ import importlib.metadata
 import importlib.resources
 import importlib.util
 import re
+import sys
 import types
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
@@ -86,8 +87,7 @@ def package_roots(
     wanted = None if only is None else {normalize_name(n): n for n in only}
     seen: dict[str, tuple[str, importlib.metadata.Distribution]] = {}
     problems: list[RootProblem] = []
-    where = {} if path is None else {"path": list(path)}
-    for dist in importlib.metadata.distributions(**where):
+    for dist in importlib.metadata.distributions(path=list(sys.path if path is None else path)):
         try:
             name = _text(dist.metadata["Name"])
         except Exception as exc:  # a distribution's metadata is its own; it must not stop the others
