@@ -33,6 +33,8 @@ CORE = (
     "skillwire.scopes",
     "skillwire.lint",
     "skillwire.sources.filesystem",
+    "skillwire.sources.generated",
+    "skillwire.sources.packages",
     "skillwire.host.verify",
     "skillwire.host.policy",
     "skillwire.host.window",

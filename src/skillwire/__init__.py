@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; `_LAZY` below must name th
         DigestMismatch,
         FrontmatterError,
         FrontmatterMismatch,
+        GenerationError,
         InvalidScopePolicy,
         InvalidSkillUri,
         LimitExceeded,
@@ -78,7 +79,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; `_LAZY` below must name th
     from skillwire.server.service import ServeOptions, SkillService
     from skillwire.sources.composite import CompositeSource
     from skillwire.sources.filesystem import FolderSource
+    from skillwire.sources.generated import GeneratedSkill, GeneratedSource
     from skillwire.sources.memory import MemorySource
+    from skillwire.sources.packages import PackageSource
     from skillwire.sources.port import SkillSource
     from skillwire.wire import EXTENSION_ID
 
@@ -112,6 +115,9 @@ __all__ = [
     "FolderSource",
     "FrontmatterError",
     "FrontmatterMismatch",
+    "GeneratedSkill",
+    "GeneratedSource",
+    "GenerationError",
     "Host",
     "HostError",
     "IncompleteListing",
@@ -127,6 +133,7 @@ __all__ = [
     "NameRuleError",
     "NotLoaded",
     "OutsideSkill",
+    "PackageSource",
     "PolicyFile",
     "ReadFailed",
     "Refusal",
@@ -169,6 +176,7 @@ _LAZY: dict[str, str] = {
     "DigestMismatch": "skillwire.errors",
     "FrontmatterError": "skillwire.errors",
     "FrontmatterMismatch": "skillwire.errors",
+    "GenerationError": "skillwire.errors",
     "InvalidScopePolicy": "skillwire.errors",
     "InvalidSkillUri": "skillwire.errors",
     "LimitExceeded": "skillwire.errors",
@@ -230,7 +238,10 @@ _LAZY: dict[str, str] = {
     "SkillService": "skillwire.server.service",
     "CompositeSource": "skillwire.sources.composite",
     "FolderSource": "skillwire.sources.filesystem",
+    "GeneratedSkill": "skillwire.sources.generated",
+    "GeneratedSource": "skillwire.sources.generated",
     "MemorySource": "skillwire.sources.memory",
+    "PackageSource": "skillwire.sources.packages",
     "SkillSource": "skillwire.sources.port",
     "EXTENSION_ID": "skillwire.wire",
 }

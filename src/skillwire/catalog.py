@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from abc import ABC, abstractmethod
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -89,9 +90,31 @@ class FileContent(Protocol):
         ...
 
 
+class GeneratedContent(ABC):
+    """A generated (dynamic) skill's file: its bytes are produced when it is read, and no digest binds them.
+
+    The server calls `generate` instead of `read` (there are no indexed bytes to read). A base class rather than a
+    Protocol: the server asks `isinstance` on every read, which costs a Protocol's attribute walk (tens of
+    microseconds) but a class check almost nothing.
+    """
+
+    __slots__ = ()
+
+    def read(self, limit: int) -> bytes | None:
+        return None
+
+    @abstractmethod
+    async def generate(self, limit: int) -> bytes:
+        """The file's bytes now, at most `limit` of them; `errors.GenerationError` when they cannot be produced
+        (the generator failed or took too long) or are more than `limit`. Never blocks the event loop."""
+
+
 @dataclass(frozen=True, slots=True)
 class ServedFile:
-    """A file the catalog serves: its manifest record, how to read its bytes, and the skills listing it."""
+    """A file the catalog serves: its manifest record, how to read its bytes, and the skills listing it.
+
+    A dynamic skill's file has a `GeneratedContent` and a record without digest or size.
+    """
 
     file: SkillFile
     content: FileContent

@@ -11,6 +11,7 @@ on our side breaks a rule" from "a peer sent us something wrong":
     ├── InvalidSkillUri             a URI is not a well-formed skill:// file or directory URI
     ├── AuthenticationRequired      an HTTP server refused us (401/403) and said where a token comes from
     ├── InvalidScopePolicy          a scopes policy (serve --scopes) cannot be read or breaks its format
+    ├── GenerationError             a generated skill's file could not be produced (failed, too slow, too large)
     └── VerificationError           content does not match the entry it was checked against
         ├── DigestMismatch
         ├── SizeMismatch
@@ -120,6 +121,16 @@ class InvalidScopePolicy(SkillwireError):
         super().__init__(f"{origin}: {problem}")
         self.origin = origin
         self.problem = problem
+
+
+class GenerationError(SkillwireError):
+    """A generated skill's file could not be produced when read: `uri`, and `reason` fit to send to a client (the
+    generator's own exception is logged on the server, never sent)."""
+
+    def __init__(self, uri: str, reason: str) -> None:
+        super().__init__(f"{_shorten(uri)}: {reason}")
+        self.uri = uri
+        self.reason = reason
 
 
 class VerificationError(SkillwireError):

@@ -45,12 +45,15 @@ class Skill:
     `files` holds SKILL.md first, then every other file in path order. `folders`: the empty branches of its
     tree, sorted (paths in the skill of the deepest folders holding no served file, each implying the
     folders above it): directories too (an empty one reads as `resources: []`), though no manifest lists them.
+    `dynamic`: the files are produced when they are read (Resources: "the server MUST set resources to the
+    string 'dynamic'"); their records then carry no digest ("") and size 0, and the entry lists none of them.
     """
 
     skill_path: tuple[str, ...]
     frontmatter: dict[str, Any]
     files: tuple[SkillFile, ...]
     folders: tuple[str, ...] = ()
+    dynamic: bool = False
     uri: str = field(init=False)
     root_uri: str = field(init=False)
     _by_uri: dict[str, SkillFile] = field(init=False, repr=False, compare=False)
@@ -80,7 +83,7 @@ class Skill:
         return {
             "uri": self.uri,
             "frontmatter": self.frontmatter,
-            "resources": [f.to_wire() for f in self.files],
+            "resources": "dynamic" if self.dynamic else [f.to_wire() for f in self.files],
         }
 
 

@@ -11,13 +11,16 @@ has a root name (a SKILL.md at the top is a skill of that name). `where` is how 
 
 from __future__ import annotations
 
+import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from skillwire.sources.filesystem import FolderSource
 from skillwire.sources.memory import MemorySource
+from skillwire.sources.packages import PackageSource
 from skillwire.sources.port import SkillSource
+from tests.support.wheels import build_wheel, package_files
 
 ROOT_NAME = "skills"
 
@@ -64,8 +67,37 @@ def make_memory(files: Mapping[str, bytes], scratch: Path) -> Made:
     return Made(MemorySource(files, root_name=ROOT_NAME, label="memory"), "memory")
 
 
+PACKAGE = ("contract-skills", "1.0", "contract_skills")
+"""The distribution the package makers build: name, version, and the import package holding `skills/`."""
+
+
+def _contract_wheel(files: Mapping[str, bytes], scratch: Path) -> tuple[Path, str]:
+    """A wheel whose package ships `files` as its `skills` folder, and the label its skills' refusals start with."""
+    name, version, package = PACKAGE
+    scratch.mkdir(parents=True, exist_ok=True)
+    wheel = build_wheel(scratch, name, version, package_files(package, files), {"skills": f"{package}:skills"})
+    return wheel, f"package {name} {version} (skills = {package}:skills)"
+
+
+def make_package(files: Mapping[str, bytes], scratch: Path) -> Made:
+    """Skills in a wheel imported as a zip archive (no real path: read through importlib.resources)."""
+    wheel, label = _contract_wheel(files, scratch)
+    return Made(PackageSource([PACKAGE[0]], path=[str(wheel)]), label)
+
+
+def make_installed_package(files: Mapping[str, bytes], scratch: Path) -> Made:
+    """Skills in a wheel unpacked into a site folder, as pip installs a pure wheel (a real path)."""
+    wheel, label = _contract_wheel(files, scratch)
+    site = scratch / "site-packages"
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(site)
+    return Made(PackageSource([PACKAGE[0]], path=[str(site)]), label)
+
+
 MAKERS: dict[str, Maker] = {
     "folder": make_folder,
     "memory": make_memory,
+    "package": make_package,
+    "package-installed": make_installed_package,
 }
 """Every source kind the contract tests and the conformance run cover, by name."""

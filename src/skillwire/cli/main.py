@@ -137,10 +137,18 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "paths",
-        nargs="+",
+        nargs="*",
         metavar="SOURCE",
-        help="a folder of skills or a skill folder; KIND:TARGET for another kind (folder:PATH); PREFIX=SOURCE "
-        "serves its skills under PREFIX/",
+        help="a folder of skills or a skill folder; KIND:TARGET for another kind (folder:PATH, "
+        "packages:NAME,...); PREFIX=SOURCE serves its skills under PREFIX/",
+    )
+    serve.add_argument(
+        "--packages",
+        nargs="?",
+        const="*",
+        metavar="NAME,...",
+        help="also serve the skills installed Python distributions declare (entry-point group skillwire.skills); "
+        "--packages=NAME,... only those distributions",
     )
     mode = serve.add_mutually_exclusive_group()
     mode.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP at http://HOST:PORT/mcp (port 0: any)")
@@ -200,7 +208,7 @@ def _parser() -> argparse.ArgumentParser:
         "re-read when it changes",
     )
     _network_options(serve)
-    serve.set_defaults(func=_serve)
+    serve.set_defaults(func=_serve, usage_error=serve.error)  # no SOURCE and no --packages: argparse's usage error
 
     host = sub.add_parser(
         "host",
@@ -490,6 +498,10 @@ def _serve(args: argparse.Namespace) -> int:
         refusal = bind_refusal(address[0], authenticated=authenticated, allow_unauthenticated=allowed)
         if refusal is not None:
             raise UsageError(refusal)
+    if args.packages is not None:
+        args.paths.append(f"packages:{args.packages}")
+    if not args.paths:
+        args.usage_error("name a SOURCE to serve (a folder of skills, KIND:TARGET) or --packages")
     progress = ProgressBar(sys.stderr) if not args.quiet and sys.stderr.isatty() else None
     try:
         source = open_sources(args.paths, SourceOptions(digest_cache=args.digest_cache, progress=progress))

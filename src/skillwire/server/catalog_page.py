@@ -110,7 +110,7 @@ def render_index(catalog: Listing) -> str:
             f' <span class="path">{escape(path)}</span>'
             f'<p class="description">{escape(description)}</p>'
             f'<span class="meta">{len(s.files)} file{"s" if len(s.files) != 1 else ""} · '
-            f"{escape(_size(s.total_size))}</span></li>"
+            f"{escape(_total(s))}</span></li>"
         )
     listing = f'<ul id="skills">{"".join(items)}</ul>' if items else "<p>This server publishes no skills.</p>"
     refusals = catalog.refusals
@@ -156,15 +156,19 @@ async def render_skill(service: SkillService, skill: Skill, *, scope: Visibility
     )
     file_rows = "".join(
         f"<tr><td><code>{escape(f.rel_path)}</code></td><td>{escape(f.mime_type)}</td>"
-        f'<td class="num">{escape(_size(f.size))}</td>'
-        f'<td><code title="{escape(f.digest)}">{escape(_short(f.digest))}</code></td></tr>'
+        + (
+            '<td class="num">generated</td><td>none (made at each read)</td></tr>'
+            if skill.dynamic
+            else f'<td class="num">{escape(_size(f.size))}</td>'
+            f'<td><code title="{escape(f.digest)}">{escape(_short(f.digest))}</code></td></tr>'
+        )
         for f in skill.files
     )
     return (
         '<p><a href="/">&larr; all skills</a></p>'
         f'<h1>{escape(name)}</h1><p class="path"><code>{escape(skill.uri)}</code></p>'
         f'<h2>Frontmatter</h2><table id="frontmatter"><tbody>{fm_rows}</tbody></table>'
-        f"<h2>Files <small>({len(skill.files)} · {escape(_size(skill.total_size))})</small></h2>"
+        f"<h2>Files <small>({len(skill.files)} · {escape(_total(skill))})</small></h2>"
         '<table id="files"><thead><tr><th>Path</th><th>Type</th><th>Size</th><th>Digest</th></tr></thead>'
         f"<tbody>{file_rows}</tbody></table>"
         f'<h2>SKILL.md</h2><article id="skill-md">{body}</article>'
@@ -182,6 +186,11 @@ def _value(value: object) -> str:
 def _short(digest: str) -> str:
     algorithm, sep, hexdigits = digest.partition(":")
     return f"{algorithm}:{hexdigits[:DIGEST_SHOWN]}…" if sep else digest[:DIGEST_SHOWN]
+
+
+def _total(skill: Skill) -> str:
+    """A skill's size, or "generated" for a dynamic skill (its files have no size until they are read)."""
+    return "generated" if skill.dynamic else _size(skill.total_size)
 
 
 def _size(size: int) -> str:

@@ -30,10 +30,10 @@ import anyio
 import anyio.to_thread
 from mcp.shared.exceptions import MCPError
 
-from skillwire.catalog import Catalog, DirectoryChild, InvalidCursor, Refusal, ServedFile
+from skillwire.catalog import Catalog, DirectoryChild, GeneratedContent, InvalidCursor, Refusal, ServedFile
 from skillwire.digest import sha256_digest
-from skillwire.errors import InvalidSkillUri
-from skillwire.manifest import Skill
+from skillwire.errors import GenerationError, InvalidSkillUri
+from skillwire.manifest import MAX_TOTAL_BYTES, Skill
 from skillwire.scoped_catalog import ScopedCatalog
 from skillwire.scopes import Visibility
 from skillwire.server.defaults import DEFAULT_CACHE_SCOPE, DEFAULT_PAGE_SIZE, DEFAULT_TTL_MS, CacheScope
@@ -259,6 +259,8 @@ class SkillService:
                         {"uri": canonical},
                     )
                 raise MCPError(INVALID_PARAMS, f"No resource is served at {_show(uri)}", {"uri": _show(uri)})
+            if isinstance(served.content, GeneratedContent):
+                return await _generated(canonical, served.file.mime_type, served.content, modern)
             size = served.file.size
             if size <= _INLINE_READ_BYTES:
                 data = served.content.read(size)  # from the page cache, quicker than a hop to a worker thread
@@ -274,6 +276,20 @@ class SkillService:
         raise MCPError(INTERNAL_ERROR, f"{canonical} keeps changing on disk; try again", {"uri": canonical})
 
 
+async def _generated(uri: str, mime_type: str, content: GeneratedContent, modern: bool) -> dict[str, Any]:
+    """A generated file's bytes, produced now and capped at the per-skill total (Limits: a host "applies the
+    total-size limit to what it actually retrieves"); -32603 saying why when they cannot be produced. They are
+    fresh on each read, so a client is told not to keep them (ttlMs 0, private)."""
+    try:
+        data = await content.generate(MAX_TOTAL_BYTES)
+    except GenerationError as err:
+        raise MCPError(INTERNAL_ERROR, str(err), {"uri": uri}) from None
+    result: dict[str, Any] = {"contents": [_contents(uri, mime_type, data)]}
+    if modern:
+        result |= {"ttlMs": 0, "cacheScope": "private"}
+    return result
+
+
 def file_resource(served: ServedFile, catalog: Listing) -> dict[str, Any]:
     """A served file's Resource metadata, alike in resources/list and resources/directory/read.
 
@@ -287,7 +303,8 @@ def file_resource(served: ServedFile, catalog: Listing) -> dict[str, Any]:
     if skill is not None:
         item["name"] = skill.frontmatter["name"]
         item["description"] = skill.frontmatter["description"]
-    item["size"] = f.size
+    if not isinstance(served.content, GeneratedContent):  # a generated file has no size until it is produced
+        item["size"] = f.size
     return item
 
 

@@ -1,7 +1,8 @@
 """Source specs: the strings `skillwire serve` and `validate` take, and the source each one opens.
 
     PATH                 a folder of skills, or a skill folder
-    KIND:TARGET          a source of a registered kind (`KINDS`): `folder:PATH`; others add theirs
+    KIND:TARGET          a source of a registered kind (`KINDS`): `folder:PATH`, `packages:NAME,...` (or
+                         `packages:*`: every installed distribution's skills); others add theirs
     PREFIX=SPEC          any of the above, its skills served under PREFIX (`team=skills/`, `a/b=git:repo@main`)
 
 A PREFIX is one or more `/`-separated URI reg-names (`prefix_problem`); a KIND is a registered lowercase word.
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from skillwire.errors import SkillwireError
 from skillwire.sources.composite import CompositeSource, Member, prefix_problem
 from skillwire.sources.filesystem import FolderSource, Progress
+from skillwire.sources.packages import PackageSource
 from skillwire.sources.port import SkillSource
 
 __all__ = ["KINDS", "SourceOptions", "SourceSpec", "SpecError", "open_sources", "parse_spec"]
@@ -65,8 +67,19 @@ def _folder(target: str, options: SourceOptions) -> SkillSource:
     return FolderSource([target], progress=options.progress, project_ignores=options.project_ignores)
 
 
+def _packages(target: str, options: SourceOptions) -> SkillSource:
+    """`packages:*` (every installed distribution's skills) or `packages:NAME,NAME` (only those)."""
+    if target == "*":
+        return PackageSource()
+    names = [n.strip() for n in target.split(",") if n.strip()]
+    if not names:
+        raise SpecError("packages: needs distribution names (packages:NAME,NAME) or * for all of them")
+    return PackageSource(names)
+
+
 KINDS: dict[str, SourceOpener] = {
     "folder": _folder,
+    "packages": _packages,
 }
 """Every kind a spec may name, by its word before the colon."""
 

@@ -1,0 +1,1 @@
+"""An example package shipping a skill in its `skills/` folder (never imported by `skillwire serve --packages`)."""
