@@ -134,7 +134,8 @@ def _scan_archive(found: PackageRoot, generation: int) -> Catalog:
 
 
 def _read_archive(root: Traversable) -> dict[str, bytes]:
-    """Every file under `root`, with the bytes of those a skill or an ignore rule may need (others empty)."""
+    """Every file under `root`, with the bytes of those a skill or an ignore rule may need (others empty), and its
+    empty folders as `FOLDER/` keys (MemorySource's way of holding a folder)."""
     tree = list_tree(root)
     needed = skill_folders(tree.files)
     files: dict[str, bytes] = {}
@@ -148,6 +149,10 @@ def _read_archive(root: Traversable) -> dict[str, bytes]:
         if total > MAX_ARCHIVE_BYTES:
             raise TreeProblem(f"its skills hold more than {MAX_ARCHIVE_BYTES >> 20} MiB; install it unzipped")
         files[rel] = data
+    holding = {rel[:i] for rel in (*tree.files, *tree.folders) for i, c in enumerate(rel) if c == "/"}
+    for folder in tree.folders:
+        if folder not in holding and folder not in files:
+            files[folder + "/"] = b""  # an empty folder (a zip's directory entry): a directory, as on disk
     return files
 
 
