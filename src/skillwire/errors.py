@@ -11,6 +11,7 @@ on our side breaks a rule" from "a peer sent us something wrong":
     ├── InvalidSkillUri             a URI is not a well-formed skill:// file or directory URI
     ├── AuthenticationRequired      an HTTP server refused us (401/403) and said where a token comes from
     ├── InvalidScopePolicy          a scopes policy (serve --scopes) cannot be read or breaks its format
+    ├── SourceError                 a source cannot serve at all (no such repository, a ref naming no commit)
     └── VerificationError           content does not match the entry it was checked against
         ├── DigestMismatch
         ├── SizeMismatch
@@ -107,6 +108,10 @@ class AuthenticationRequired(SkillwireError):
         self.authorization_servers = authorization_servers
         self.scope = scope
         self.token_sent = token_sent
+
+
+class SourceError(SkillwireError):
+    """A source that cannot serve at all (a repository that is not there, a ref that names no commit); one line."""
 
 
 class InvalidScopePolicy(SkillwireError):
