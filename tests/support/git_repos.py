@@ -28,6 +28,11 @@ _ENV = {
 
 def git(cwd: Path, *args: str, stdin: bytes | None = None) -> str:
     """Run `git args` in `cwd`; its standard output (stripped). Raises CalledProcessError with git's own words."""
+    return git_bytes(cwd, *args, stdin=stdin).decode("utf-8", "surrogateescape").strip()
+
+
+def git_bytes(cwd: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    """Run `git args` in `cwd`; its standard output as it is."""
     env = {**os.environ, **_ENV}
     done = subprocess.run(
         ["git", "-c", "init.defaultBranch=main", "-c", "gc.auto=0", *args],
@@ -37,7 +42,7 @@ def git(cwd: Path, *args: str, stdin: bytes | None = None) -> str:
         capture_output=True,
         check=True,
     )
-    return done.stdout.decode().strip()
+    return done.stdout
 
 
 def git_init(path: Path, *, bare: bool = False) -> Path:
