@@ -1,4 +1,5 @@
-"""The official MCP conformance suite's Skills extension scenarios, against `skillwire serve examples/skills`.
+"""The official MCP conformance suite's Skills extension scenarios, against `skillwire serve examples/skills`,
+and against the same files served by every other source kind (`tests.support.source_makers.MAKERS`).
 
 The suite exits 0 when checks are SKIPPED (for example when the extension is not
 declared), so this test reads every checks.json and fails on any status other
@@ -8,6 +9,7 @@ test-artifacts/conformance/ in the repository for people to look at.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,17 +17,24 @@ import pytest
 
 from tests.support.conformance import assert_all_success, keep_artifacts, require_tools, run_suite
 from tests.support.servers import EXAMPLE_SKILLS, http_server
+from tests.support.source_makers import MAKERS
 
 SCENARIOS = ("sep-2640-skills-enumeration", "sep-2640-skills-manifest", "sep-2640-skills-directory")
 SUITE_TIMEOUT_S = 300
+# "serve": the command line over a folder; every other source kind through tests/support/source_server.py.
+SERVED = ("serve", *(kind for kind in MAKERS if kind != "folder"))
 
 pytestmark = pytest.mark.conformance
 
 
-@pytest.fixture(scope="module")
-def server_url() -> Iterator[str]:
+@pytest.fixture(scope="module", params=SERVED)
+def server_url(request: pytest.FixtureRequest) -> Iterator[str]:
     require_tools()
-    with http_server([EXAMPLE_SKILLS]) as server:
+    kind: str = request.param
+    command = (
+        None if kind == "serve" else [sys.executable, "-m", "tests.support.source_server", kind, str(EXAMPLE_SKILLS)]
+    )
+    with http_server([EXAMPLE_SKILLS], command=command) as server:
         yield server.url
         server.assert_alive()
 
@@ -35,6 +44,6 @@ def test_conformance_scenario(scenario: str, server_url: str, tmp_path: Path) ->
     """Spec MUSTs and SHOULDs for servers, judged by the official suite: every check must be SUCCESS."""
     out = tmp_path / "results"
     run = run_suite(["server", "--url", server_url], scenario, out, tmp_path, timeout=SUITE_TIMEOUT_S)
-    keep_artifacts("conformance", f"server-{scenario}-*", out)
+    keep_artifacts("conformance", f"server-{scenario}-*", out)  # the last source kind's results are kept
     assert_all_success(scenario, run, run.output)
     assert run.returncode == 0, f"conformance {scenario} exited non-zero although every check passed\n{run.output}"

@@ -126,7 +126,13 @@ def _parser() -> argparse.ArgumentParser:
             "Uses stdio unless --http is given. Skills that break a rule are left out and listed on stderr."
         ),
     )
-    serve.add_argument("paths", nargs="+", metavar="PATH", help="a folder of skills, or a skill folder")
+    serve.add_argument(
+        "paths",
+        nargs="+",
+        metavar="SOURCE",
+        help="a folder of skills or a skill folder; KIND:TARGET for another kind (folder:PATH); PREFIX=SOURCE "
+        "serves its skills under PREFIX/",
+    )
     mode = serve.add_mutually_exclusive_group()
     mode.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP at http://HOST:PORT/mcp (port 0: any)")
     mode.add_argument("--stdio", action="store_true", help="serve one client on stdin/stdout (the default)")
@@ -417,7 +423,7 @@ def _serve(args: argparse.Namespace) -> int:
     from skillwire.server.run import MCP_PATH, bind, build_server, serve_http, serve_stdio, url_for
     from skillwire.server.service import ServeOptions, SkillService
     from skillwire.server.watch import LiveReload
-    from skillwire.sources.filesystem import FolderSource
+    from skillwire.sources.spec import SourceOptions, SpecError, open_sources
 
     try:
         options = ServeOptions(page_size=args.page_size, ttl_ms=args.ttl_ms, cache_scope=args.cache_scope)
@@ -441,7 +447,10 @@ def _serve(args: argparse.Namespace) -> int:
         if refusal is not None:
             raise UsageError(refusal)
     progress = ProgressBar(sys.stderr) if not args.quiet and sys.stderr.isatty() else None
-    source = FolderSource(args.paths, digest_cache=args.digest_cache, progress=progress)
+    try:
+        source = open_sources(args.paths, SourceOptions(digest_cache=args.digest_cache, progress=progress))
+    except SpecError as error:
+        raise UsageError(str(error)) from None
     extension = SkillsExtension(SkillService(source, options), callers=callers)
     catalog = extension.service.catalog
     nothing = nothing_found(catalog, args.paths)

@@ -337,7 +337,7 @@ class LiveReload:
         max_listen_streams: int = DEFAULT_MAX_LISTEN_STREAMS,
     ) -> None:
         self.service = service
-        self.watch = watch
+        self.watch = watch and isinstance(service.source, WatchableSource)  # a source that cannot: SIGHUP only
         self.debounce_ms = debounce_ms
         self.step_ms = step_ms
         self.notifier = ChangeNotifier(service, callers=callers, max_listen_streams=max_listen_streams)

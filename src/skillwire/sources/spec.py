@@ -1,0 +1,114 @@
+"""Source specs: the strings `skillwire serve` and `validate` take, and the source each one opens.
+
+    PATH                 a folder of skills, or a skill folder
+    KIND:TARGET          a source of a registered kind (`KINDS`): `folder:PATH`; others add theirs
+    PREFIX=SPEC          any of the above, its skills served under PREFIX (`team=skills/`, `a/b=git:repo@main`)
+
+A PREFIX is one or more `/`-separated URI reg-names (`prefix_problem`); a KIND is a registered lowercase word.
+Anything else is a folder path, so `./x=y` and `./git:x` name folders. Plain folders without a prefix are one
+`FolderSource` (their skill paths are checked against each other as before, and a digest cache covers them);
+several sources are served through a `CompositeSource`.
+
+A new kind of source adds one entry to `KINDS`: a function of (TARGET, options) that opens the source, raising
+`SpecError` with a readable reason when TARGET is wrong.
+
+    source = open_sources(["skills/", "vendor=folder:third_party/skills"], SourceOptions())
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from skillwire.errors import SkillwireError
+from skillwire.sources.composite import CompositeSource, Member, prefix_problem
+from skillwire.sources.filesystem import FolderSource, Progress
+from skillwire.sources.port import SkillSource
+
+__all__ = ["KINDS", "SourceOptions", "SourceSpec", "SpecError", "open_sources", "parse_spec"]
+
+
+class SpecError(SkillwireError, ValueError):
+    """A source spec that cannot be opened as written: says which and why."""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceOptions:
+    """What the command line says about sources as a whole.
+
+    `digest_cache`: for the plain folders (no prefix). `project_ignores`: pass over virtualenvs, node_modules
+    and .gitignore'd folders while looking for skills (`validate`).
+    """
+
+    digest_cache: str | None = None
+    progress: Progress | None = None
+    project_ignores: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SourceSpec:
+    """One parsed spec: the prefix its skills go under, the kind of source, and what the kind is given."""
+
+    text: str
+    prefix: tuple[str, ...]
+    kind: str
+    target: str
+
+
+SourceOpener = Callable[[str, SourceOptions], SkillSource]
+"""Opens the source a kind's TARGET names; SpecError if it cannot."""
+
+
+def _folder(target: str, options: SourceOptions) -> SkillSource:
+    if not target:
+        raise SpecError("folder: needs a path")
+    return FolderSource([target], project_ignores=options.project_ignores)
+
+
+KINDS: dict[str, SourceOpener] = {
+    "folder": _folder,
+}
+"""Every kind a spec may name, by its word before the colon."""
+
+
+def parse_spec(text: str) -> SourceSpec:
+    """`text` parsed (see the module docstring); SpecError for a registered kind with nothing after it."""
+    prefix: tuple[str, ...] = ()
+    rest = text
+    head, sep, tail = text.partition("=")
+    if sep and head and prefix_problem(head.split("/")) is None:
+        prefix, rest = tuple(head.split("/")), tail
+    kind, sep, target = rest.partition(":")
+    if sep and kind in KINDS:
+        if not target:
+            raise SpecError(f"{text!r}: {kind}: needs something after the colon")
+        return SourceSpec(text, prefix, kind, target)
+    if not rest:
+        raise SpecError(f"{text!r}: nothing after '='")
+    return SourceSpec(text, prefix, "folder", rest)
+
+
+def open_sources(texts: Sequence[str], options: SourceOptions, *, extra: Sequence[Member] = ()) -> SkillSource:
+    """The source serving every spec in `texts` (and the `extra` members, e.g. from `--packages`): a single
+    source as it is, several through a `CompositeSource`. SpecError for a spec that cannot be opened."""
+    specs = [parse_spec(t) for t in texts]
+    members: list[Member] = []
+    plain = [s.target for s in specs if s.kind == "folder" and not s.prefix]
+    if plain:
+        folders = FolderSource(
+            plain,
+            digest_cache=options.digest_cache,
+            progress=options.progress,
+            project_ignores=options.project_ignores,
+        )
+        members.append(Member(folders))
+    for spec in specs:
+        if spec.kind == "folder" and not spec.prefix:
+            continue
+        members.append(Member(KINDS[spec.kind](spec.target, options), spec.prefix))
+    members.extend(extra)
+    if not members:
+        raise SpecError("no source given")
+    if len(members) == 1 and not members[0].prefix:
+        return members[0].source
+    return CompositeSource(members)

@@ -1,0 +1,68 @@
+"""Every kind of skill source, made from the same files: the contract tests and the conformance run use these.
+
+A maker turns {path relative to the source's root: bytes} into a source serving exactly those files, using
+`scratch` (an empty folder of its own) for anything it must write. The root is named `skills` wherever a source
+has a root name (a SKILL.md at the top is a skill of that name). `where` is how the source's refusal paths start
+(its skill folders are `where/PATH`). A new kind of source adds one entry to `MAKERS`.
+
+    made = MAKERS["memory"]({"pdf/SKILL.md": b"..."}, tmp_path)
+    made.source.scan()
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from skillwire.sources.filesystem import FolderSource
+from skillwire.sources.memory import MemorySource
+from skillwire.sources.port import SkillSource
+
+ROOT_NAME = "skills"
+
+
+@dataclass(frozen=True)
+class Made:
+    """A source, and how its refusal paths begin."""
+
+    source: SkillSource
+    where: str
+
+
+Maker = Callable[[Mapping[str, bytes], Path], Made]
+
+
+def write_tree(files: Mapping[str, bytes], root: Path) -> Path:
+    """Write `files` under `root` (made if missing) and return it."""
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, data in files.items():
+        path = root.joinpath(*rel.split("/"))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return root
+
+
+def read_tree(root: Path) -> dict[str, bytes]:
+    """Every regular file under `root`, by '/'-separated relative path (links and others left out)."""
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    }
+
+
+def make_folder(files: Mapping[str, bytes], scratch: Path) -> Made:
+    root = write_tree(files, scratch / ROOT_NAME)
+    return Made(FolderSource([root]), str(root))
+
+
+def make_memory(files: Mapping[str, bytes], scratch: Path) -> Made:
+    return Made(MemorySource(files, root_name=ROOT_NAME, label="memory"), "memory")
+
+
+MAKERS: dict[str, Maker] = {
+    "folder": make_folder,
+    "memory": make_memory,
+}
+"""Every source kind the contract tests and the conformance run cover, by name."""
