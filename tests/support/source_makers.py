@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skillwire.sources.filesystem import FolderSource
+from skillwire.sources.git import GitSource
 from skillwire.sources.memory import MemorySource
 from skillwire.sources.port import SkillSource
+from tests.support.git_repos import git_commit, git_init
 
 ROOT_NAME = "skills"
 
@@ -61,8 +63,17 @@ def make_memory(files: Mapping[str, bytes], scratch: Path) -> Made:
     return Made(MemorySource(files, root_name=ROOT_NAME, label="memory"), "memory")
 
 
+def make_git(files: Mapping[str, bytes], scratch: Path) -> Made:
+    """A repository whose one commit holds the files, served from its object database (the work tree unread)."""
+    root = write_tree(files, scratch / ROOT_NAME)
+    git_init(root)
+    git_commit(root, "the files")
+    return Made(GitSource(root, "main"), f"{root}@main")
+
+
 MAKERS: dict[str, Maker] = {
     "folder": make_folder,
+    "git": make_git,
     "memory": make_memory,
 }
 """Every source kind the contract tests and the conformance run cover, by name."""

@@ -130,8 +130,8 @@ def _parser() -> argparse.ArgumentParser:
         "paths",
         nargs="+",
         metavar="SOURCE",
-        help="a folder of skills or a skill folder; KIND:TARGET for another kind (folder:PATH); PREFIX=SOURCE "
-        "serves its skills under PREFIX/",
+        help="a folder of skills or a skill folder; KIND:TARGET for another kind (folder:PATH, git:PATH@REF); "
+        "PREFIX=SOURCE serves its skills under PREFIX/",
     )
     mode = serve.add_mutually_exclusive_group()
     mode.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP at http://HOST:PORT/mcp (port 0: any)")

@@ -22,7 +22,7 @@ import logging
 import os
 import threading
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import anyio
@@ -38,7 +38,7 @@ from skillwire.skill_rules import FileFacts, skill_folders, skill_or_refusal, sk
 from skillwire.sources.blob_digests import BlobDigests
 from skillwire.sources.git_tree import TreeTooLarge, TreeWalk, walk_tree
 from skillwire.sources.port import DEFAULT_PACE, Rebuild, WatchableSource, WatchPace
-from skillwire.uri import SKILL_FILE, directory_uri
+from skillwire.uri import SKILL_FILE
 
 logger = logging.getLogger(__name__)
 
@@ -70,7 +70,12 @@ class GitSource(WatchableSource):
 
     @property
     def label(self) -> str:
-        return f"git {self.repo_path}@{self.ref}"
+        return f"git {self.where}"
+
+    @property
+    def where(self) -> str:
+        """How refusal paths begin: `PATH@REF`, then `:` and the path in the tree, as `git show` names a file."""
+        return f"{self.repo_path}@{self.ref}"
 
     @property
     def revision(self) -> str | None:
@@ -142,20 +147,22 @@ class GitSource(WatchableSource):
             else:
                 md = oids[rels.index(_join(skill_dir, SKILL_FILE), lo, hi)]
                 problems = [SkillError(message, rule=rule, path=path) for path, rule, message in bad]
-                where = f"{self.repo_path}@{self.ref}:{skill_dir}" if skill_dir else f"{self.repo_path}@{self.ref}:"
+                where = f"{self.where}:{skill_dir}"
                 result = skill_or_refusal(skill_path, facts, _blob_bytes(repo, md), where=where, problems=problems)
+                if isinstance(result, Refusal) and not skill_dir:  # the root skill: "repo@main:SKILL.md"
+                    result = replace(result, path=where + result.path.removeprefix(where + "/"))
             built[skill_dir] = (key, result)
             if isinstance(result, Skill):
                 skills.append(result)
-                base = directory_uri(result.skill_path) + "/"
-                for i in range(lo, hi):
-                    blobs.setdefault(base + rels[i][cut:], oids[i])
+                by_rel = {rels[i][cut:]: oids[i] for i in range(lo, hi)}
+                for f in result.files:
+                    blobs[f.uri] = by_rel[f.rel_path]
             else:
                 refusals.append(result)
         self._built = built
         in_skill = set(dirs)
         refusals.extend(
-            Refusal(f"{self.repo_path}@{self.ref}:{b.path}", b.rule, b.message, skill=False)
+            Refusal(f"{self.where}:{b.path}", b.rule, b.message, skill=False)
             for b in walk.bad_paths
             if next(_folders_above(b.path, in_skill), None) is None
         )
