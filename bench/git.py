@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from bench.generate import generate
-from bench.index import peak_rss
+from bench.index import peak_rss, run
 
 LABELS = {
     "folder-cold": "folder: cold scan (no cache)",
@@ -80,18 +80,6 @@ def _child(mode: str, root: str, cache: str) -> None:
     print(json.dumps({"s": elapsed, "rss": peak_rss(), "files": files, "hashed": hashed}))
 
 
-def run(mode: str, root: Path, cache: Path) -> dict[str, float]:
-    out = subprocess.run(
-        [sys.executable, "-m", "bench.git", "--child", mode, str(root), str(cache)],
-        cwd=Path(__file__).resolve().parent.parent,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
-    return result
-
-
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         _child(sys.argv[2], sys.argv[3], sys.argv[4])
@@ -114,7 +102,7 @@ def main() -> None:
         results: dict[str, list[dict[str, float]]] = {m: [] for m in LABELS}
         for _ in range(args.runs):
             for mode, found in results.items():
-                found.append(run(mode, root, cache))
+                found.append(run(mode, root, cache, module="bench.git"))
     files = int(results["folder-cold"][0]["files"])
     print(f"catalog: {args.skills} skills x {args.files} files = {files} files, {size:,} bytes (page cache warm)")
     print("each measurement is a fresh process; best and median of", args.runs)

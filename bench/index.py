@@ -92,9 +92,10 @@ def peak_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-def run(mode: str, root: Path, cache: Path) -> dict[str, float]:
+def run(mode: str, root: Path, cache: Path, *, module: str = "bench.index") -> dict[str, float]:
+    """One measurement: `python -m MODULE --child MODE ROOT CACHE` in a fresh process; the JSON it printed."""
     out = subprocess.run(
-        [sys.executable, "-m", "bench.index", "--child", mode, str(root), str(cache)],
+        [sys.executable, "-m", module, "--child", mode, str(root), str(cache)],
         cwd=Path(__file__).resolve().parent.parent,
         check=True,
         capture_output=True,

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,6 +27,15 @@ def _skills(repo: Path, count: int, files: int = 5) -> None:
         (folder / "SKILL.md").write_text(SKILL.format(name=f"skill-{i:04d}", description=f"Skill {i}"))
         for j in range(files - 1):
             (folder / "references" / f"doc-{j}.md").write_text(f"skill {i} doc {j}\n" * 3)
+
+
+def _forge(repo: Path, cache: Path, edit: Callable[[dict[str, Any]], object]) -> None:
+    """Write the blob digest cache of `repo` to `cache`, then change its rows with `edit` as an attacker would."""
+    GitSource(repo, digest_cache=cache).scan()
+    header, _, body = cache.read_bytes().partition(b"\n")
+    doc = json.loads(body)
+    edit(doc["git-blobs"])
+    cache.write_bytes(header + b"\n" + json.dumps(doc).encode())
 
 
 def _read(source: GitSource, uri: str) -> bytes:
@@ -168,12 +179,8 @@ def test_forged_digest_cache_is_corrected_when_the_blob_is_read(tmp_path: Path) 
     _skills(repo, 1)
     git_commit(repo)
     cache = tmp_path / "blobs.json"
-    GitSource(repo, digest_cache=cache).scan()
-    header, _, body = cache.read_bytes().partition(b"\n")
-    doc = json.loads(body)
     blob = git(repo, "rev-parse", "HEAD:team-0/skill-0000/references/doc-0.md")
-    doc["git-blobs"][blob][0] = "sha256:" + "ab" * 32
-    cache.write_bytes(header + b"\n" + json.dumps(doc).encode())
+    _forge(repo, cache, lambda rows: rows[blob].__setitem__(0, "sha256:" + "ab" * 32))
     source = GitSource(repo, digest_cache=cache)
     uri = "skill://team-0/skill-0000/references/doc-0.md"
     forged = source.scan().file(uri)
@@ -192,9 +199,7 @@ def test_hostile_cache_file_is_ignored_not_fatal(tmp_path: Path) -> None:
     _skills(repo, 1)
     git_commit(repo)
     cache = tmp_path / "blobs.json"
-    GitSource(repo, digest_cache=cache).scan()
-    header, _, _ = cache.read_bytes().partition(b"\n")
-    cache.write_bytes(header + b"\n" + json.dumps({"git-blobs": {"zz": ["x", -1, "no"]}}).encode())
+    _forge(repo, cache, lambda rows: rows.update({"zz": ["x", -1, "no"]}))
     source = GitSource(repo, digest_cache=cache)
     catalog = source.scan()
     assert len(catalog.skills) == 1

@@ -116,6 +116,7 @@ class BlobDigests:
         """Write what is known to the file (if any), atomically, when something was hashed since it was read."""
         if self._cache is None or not self._dirty:
             return
-        rows = {key.hex(): list(facts) for key, facts in self._known.items()}
+        known = self._known.copy()  # one step under the GIL: a read on another thread may add to it meanwhile
+        rows = {key.hex(): list(facts) for key, facts in known.items()}
         self._cache.save({_KEY: rows}, trusted_before_ns=[])
         self._dirty = False

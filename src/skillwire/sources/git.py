@@ -64,6 +64,7 @@ class GitSource(WatchableSource):
         repo = self._repo()
         self.digests = BlobDigests(Path(digest_cache) if digest_cache is not None else None)
         self._reference, self._pinned = _what_ref_names(repo, ref, self.label)
+        self.tip()  # SourceError now, not at the first scan, for a branch with no commit yet
         self._commit: pygit2.Oid | None = None
         self._built: dict[str, tuple[object, Skill | Refusal]] = {}  # skill folder -> (what it was built from, result)
         self._name = _repo_name(repo)
