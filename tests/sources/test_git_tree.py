@@ -6,6 +6,7 @@ catalog is compared with the folder catalog of a checkout of the same commit.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -165,3 +166,29 @@ def test_crafted_tree_entry_names_are_refused(tmp_path: Path, name: str) -> None
     catalog = GitSource(repo, commit).scan()
     assert catalog.skills == ()
     assert [(r.path.rsplit(":", 1)[-1], r.rule) for r in catalog.refusals] == [(f"pdf/{name}", "tree-entry-invalid")]
+
+
+def test_a_rescan_after_each_commit_equals_a_fresh_scan(tmp_path: Path) -> None:
+    """skillwire choice: folders kept from the last walk never hide a change (ignore files above, link targets)."""
+    repo = git_init(tmp_path / "repo")
+    _skill(repo / "team" / "pdf")
+    (repo / "team" / "pdf" / "draft.md").write_text("draft\n")
+    _skill(repo / "shared" / "base")
+    (repo / "shared" / "base" / "guide.md").write_text("v1\n")
+    _skill(repo / "team" / "linked")
+    (repo / "team" / "linked" / "guide.md").symlink_to("../../shared/base/guide.md")
+    git_commit(repo)
+    source = GitSource(repo, "main")
+    source.scan()
+    changes: list[Callable[[], object]] = [
+        lambda: (repo / ".skillwireignore").write_text("draft.md\n"),  # an ignore file above unchanged folders
+        lambda: (repo / "shared" / "base" / "guide.md").write_text("v2\n"),  # the target of a link
+        (repo / ".skillwireignore").unlink,
+        lambda: (repo / "team" / "pdf" / "SKILL.md").write_text(SKILL.format(name="renamed")),
+    ]
+    for generation, change in enumerate(changes, 1):
+        change()
+        git_commit(repo)
+        rescanned = source.scan(generation)
+        fresh = GitSource(repo, "main").scan(generation)
+        assert _shape(rescanned, "") == _shape(fresh, "")

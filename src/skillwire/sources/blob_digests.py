@@ -48,6 +48,7 @@ class BlobDigests:
     def __init__(self, path: Path | None = None) -> None:
         self.path = path
         self.hashed = 0  # blobs hashed by this process
+        self.corrected = 0  # digests from the file found wrong when their blob was read
         self._known: dict[bytes, BlobFacts] = {}
         self._unchecked: set[bytes] = set()  # taken from the file: what they say is not yet seen to be true
         self._cache: DigestCache | None = None
@@ -110,6 +111,7 @@ class BlobDigests:
         if facts.size != len(data) or facts.digest != sha256_digest(data):
             logger.warning("digest cache %s was wrong about blob %s; it is hashed again", self.path, oid)
             self._hashed(key, data)
+            self.corrected += 1
         self._unchecked.discard(key)
 
     def save(self) -> None:

@@ -36,7 +36,7 @@ from skillwire.manifest import MAX_TOTAL_BYTES, Skill, SkillFile
 from skillwire.mime import DEFAULT_MIME_TYPE, mime_type_for
 from skillwire.skill_rules import FileFacts, skill_folders, skill_or_refusal, skill_path_of, span
 from skillwire.sources.blob_digests import BlobDigests
-from skillwire.sources.git_tree import TreeTooLarge, TreeWalk, walk_tree
+from skillwire.sources.git_tree import Memo, TreeTooLarge, TreeWalk, walk_tree
 from skillwire.sources.port import DEFAULT_PACE, Rebuild, WatchableSource, WatchPace
 from skillwire.uri import SKILL_FILE
 
@@ -66,7 +66,8 @@ class GitSource(WatchableSource):
         self._reference, self._pinned = _what_ref_names(repo, ref, self.label)
         self.tip()  # SourceError now, not at the first scan, for a branch with no commit yet
         self._commit: pygit2.Oid | None = None
-        self._built: dict[str, tuple[object, Skill | Refusal]] = {}  # skill folder -> (what it was built from, result)
+        self._built: dict[str, _Built] = {}  # by skill folder
+        self._walked: Memo = {}  # the folders the last scan walked
         self._name = _repo_name(repo)
 
     @property
@@ -118,56 +119,58 @@ class GitSource(WatchableSource):
         commit = repo[oid]
         assert isinstance(commit, pygit2.Commit)
         try:
-            walk = walk_tree(repo, commit.tree)
+            walk = walk_tree(repo, commit.tree, self._walked)
         except TreeTooLarge as exc:
             self._commit = oid
             return Catalog([], {}, [Refusal(self.label, "tree-too-large", str(exc), skill=False)], generation)
         catalog = self._build(repo, walk, generation)
-        self._commit = oid
+        self._commit, self._walked = oid, walk.memo
         self.digests.save()
         return catalog
 
     def _build(self, repo: pygit2.Repository, walk: TreeWalk, generation: int) -> Catalog:
+        """The catalog of a walk: each skill built by `skill_rules`, or taken from the last scan when its files
+        (paths and blob ids), the problems found in it and what is known of its blobs are the same."""
         rels = [rel for rel, _ in walk.files]
         oids = [oid for _, oid in walk.files]
-        built: dict[str, tuple[object, Skill | Refusal]] = {}
-        skills: list[Skill] = []
-        refusals: list[Refusal] = []
-        blobs: dict[str, pygit2.Oid] = {}
         dirs = skill_folders(rels)
+        bad_in, refusals = _bad_paths_by_skill(walk.bad_paths, set(dirs), self.where)
+        built: dict[str, _Built] = {}
+        skills: list[Skill] = []
+        blobs: dict[str, pygit2.Oid] = {}
         for skill_dir in dirs:
             lo, hi = span(rels, skill_dir)
-            cut = len(skill_dir) + 1 if skill_dir else 0
-            skill_path = skill_path_of(skill_dir, self._name)
-            bad = tuple((b.path[cut:], b.rule, b.message) for b in walk.bad_paths if _under(b.path, skill_dir))
-            facts = tuple(_facts(rels[i][cut:], self.digests.of(repo, oids[i])) for i in range(lo, hi))
-            key = (skill_path, tuple(oids[lo:hi]), facts, bad)
-            before = self._built.get(skill_dir)
-            if before is not None and before[0] == key:
-                result = before[1]
+            key = (tuple(rels[lo:hi]), tuple(oids[lo:hi]), bad_in.get(skill_dir, ()), self.digests.corrected)
+            done = self._built.get(skill_dir)
+            if done is None or done.key != key:
+                done = self._build_skill(repo, skill_dir, key, lo, oids)
+            built[skill_dir] = done
+            if isinstance(done.result, Skill):
+                skills.append(done.result)
+                blobs.update(done.blobs)
             else:
-                md = oids[rels.index(_join(skill_dir, SKILL_FILE), lo, hi)]
-                problems = [SkillError(message, rule=rule, path=path) for path, rule, message in bad]
-                where = f"{self.where}:{skill_dir}"
-                result = skill_or_refusal(skill_path, facts, _blob_bytes(repo, md), where=where, problems=problems)
-                if isinstance(result, Refusal) and not skill_dir:  # the root skill: "repo@main:SKILL.md"
-                    result = replace(result, path=where + result.path.removeprefix(where + "/"))
-            built[skill_dir] = (key, result)
-            if isinstance(result, Skill):
-                skills.append(result)
-                by_rel = {rels[i][cut:]: oids[i] for i in range(lo, hi)}
-                for f in result.files:
-                    blobs[f.uri] = by_rel[f.rel_path]
-            else:
-                refusals.append(result)
+                refusals.append(done.result)
         self._built = built
-        in_skill = set(dirs)
-        refusals.extend(
-            Refusal(f"{self.where}:{b.path}", b.rule, b.message, skill=False)
-            for b in walk.bad_paths
-            if next(_folders_above(b.path, in_skill), None) is None
-        )
         return Catalog(skills, _BlobLocator(self, blobs), refusals, generation)
+
+    def _build_skill(
+        self, repo: pygit2.Repository, skill_dir: str, key: _SkillKey, lo: int, oids: list[pygit2.Oid]
+    ) -> _Built:
+        """Build the skill at `skill_dir` from its files (`key`), hashing the blobs not hashed before."""
+        rels, _, bad, _ = key
+        cut = len(skill_dir) + 1 if skill_dir else 0
+        names = [rel[cut:] for rel in rels]
+        facts = [_facts(name, self.digests.of(repo, oids[lo + i])) for i, name in enumerate(names)]
+        skill_md = _blob_bytes(repo, oids[lo + names.index(SKILL_FILE)])
+        problems = [SkillError(b.message, rule=b.rule, path=b.path[cut:]) for b in bad]
+        where = f"{self.where}:{skill_dir}"
+        result = skill_or_refusal(skill_path_of(skill_dir, self._name), facts, skill_md, where=where, problems=problems)
+        if isinstance(result, Refusal):
+            if not skill_dir:  # the root skill: "repo@main:SKILL.md"
+                result = replace(result, path=where + result.path.removeprefix(where + "/"))
+            return _Built(key, result, ())
+        by_name = dict(zip(names, oids[lo : lo + len(names)], strict=True))
+        return _Built(key, result, tuple((f.uri, by_name[f.rel_path]) for f in result.files))
 
     def read_blob(self, oid: pygit2.Oid, limit: int) -> bytes | None:
         """At most `limit` + 1 bytes of blob `oid` (None if it is gone from the repository, or too large to serve).
@@ -217,6 +220,20 @@ class GitSource(WatchableSource):
             if tip != self._commit:
                 logger.info("%s moved to %s; rebuilding", self._reference, tip)
                 await rebuild(None)
+
+
+_SkillKey = tuple[tuple[str, ...], tuple[pygit2.Oid, ...], tuple[Refusal, ...], int]
+"""What a skill is built from: its files' paths and blob ids, the problems found in it, and the digest cache's
+count of corrections (a blob digest found wrong rebuilds every skill)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Built:
+    """A skill folder's result in the last scan, what it was built from, and the blob of each served file."""
+
+    key: _SkillKey
+    result: Skill | Refusal
+    blobs: tuple[tuple[str, pygit2.Oid], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,8 +298,19 @@ def _blob_bytes(repo: pygit2.Repository, oid: pygit2.Oid) -> bytes:
     return repo.odb.read(oid)[1]
 
 
-def _under(rel: str, folder: str) -> bool:
-    return folder in ("", rel) or rel.startswith(folder + "/")
+def _bad_paths_by_skill(
+    bad_paths: Sequence[Refusal], skill_dirs: set[str], where: str
+) -> tuple[dict[str, tuple[Refusal, ...]], list[Refusal]]:
+    """The problems found in each skill folder (they refuse it), and those in no skill (only reported)."""
+    inside: dict[str, list[Refusal]] = {}
+    outside: list[Refusal] = []
+    for bad in bad_paths:
+        holders = list(_folders_above(bad.path, skill_dirs))
+        for folder in holders:
+            inside.setdefault(folder, []).append(bad)
+        if not holders:
+            outside.append(Refusal(f"{where}:{bad.path}", bad.rule, bad.message, skill=False))
+    return {folder: tuple(found) for folder, found in inside.items()}, outside
 
 
 def _folders_above(rel: str, skill_dirs: set[str]) -> Iterator[str]:

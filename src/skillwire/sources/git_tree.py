@@ -40,14 +40,29 @@ class TreeTooLarge(Exception):
     """The tree, with its folder links followed, holds more than MAX_ENTRIES entries."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """What the walk of one folder found, kept for the next walk: a folder whose tree id, place and ignore rules
+    are unchanged (and that holds no link) holds the same files."""
+
+    files: tuple[tuple[str, pygit2.Oid], ...]
+    bad_paths: tuple[Refusal, ...]
+    entries: int
+
+
+Memo = dict[tuple[bytes, str, str, tuple[tuple[str, bytes], ...]], _Found]
+"""Folders walked, by (tree id, path served as, path in the tree, ignore files in force)."""
+
+
 @dataclass(slots=True)
 class TreeWalk:
-    """What one walk of a commit's tree found."""
+    """What one walk of a commit's tree found, and the folders it walked (`memo`, for the next walk)."""
 
     files: list[tuple[str, pygit2.Oid]] = field(default_factory=list)
     bad_paths: list[Refusal] = field(default_factory=list)
     links: int = 0  # links followed: a file's blob may come from elsewhere in the tree
     entries: int = 0
+    memo: Memo = field(default_factory=dict)
 
 
 class _LinkError(Exception):
@@ -59,12 +74,30 @@ class _LinkError(Exception):
         self.message = message
 
 
-def walk_tree(repo: pygit2.Repository, tree: pygit2.Tree) -> TreeWalk:
-    """Every served file under `tree` (links followed as for folders, ignores applied), in path order."""
+def walk_tree(repo: pygit2.Repository, tree: pygit2.Tree, before: Memo | None = None) -> TreeWalk:
+    """Every served file under `tree` (links followed as for folders, ignores applied), in path order.
+
+    `before`: the `memo` of an earlier walk of the same repository; folders it walked are not read again, so
+    a walk after a one-file commit reads only the trees on that file's path."""
     walk = TreeWalk()
-    _Walker(repo, tree, walk).folder(tree, "", "", IgnoreRules.empty(), frozenset({""}))
+    _Walker(repo, tree, walk, before or {}).folder(tree, "", "", _Rules(IgnoreRules.empty(), ()), frozenset({""}))
     walk.files.sort()
     return walk
+
+
+@dataclass(frozen=True, slots=True)
+class _Rules:
+    """The ignore rules in force, and what identifies them across walks: (folder, blob id) of each ignore file."""
+
+    rules: IgnoreRules
+    key: tuple[tuple[str, bytes], ...]
+
+    def ignored(self, rel: str, *, is_dir: bool) -> bool:
+        return self.rules.ignored(rel, is_dir=is_dir)
+
+    def with_file(self, folder: str, lines: list[str], blob: pygit2.Oid) -> _Rules:
+        """These rules plus the ignore file `blob` (its `lines`) in `folder`."""
+        return _Rules(self.rules.with_file(folder, lines), (*self.key, (folder, blob.raw)))
 
 
 def entry_name(entry: pygit2.Object) -> str:
@@ -81,11 +114,29 @@ class _Walker:
     repo: pygit2.Repository
     root: pygit2.Tree
     walk: TreeWalk
+    before: Memo
 
-    def folder(
-        self, tree: pygit2.Tree, rel_dir: str, real_dir: str, rules: IgnoreRules, ancestors: frozenset[str]
-    ) -> None:
-        """Record what is under `tree`, served as `rel_dir`, found in the tree at `real_dir` (differs under a link)."""
+    def folder(self, tree: pygit2.Tree, rel_dir: str, real_dir: str, rules: _Rules, ancestors: frozenset[str]) -> None:
+        """Record what is under `tree`, served as `rel_dir`, found in the tree at `real_dir` (differs under a link).
+
+        A folder the last walk found the same way is taken from it; one holding no link is kept for the next."""
+        walk = self.walk
+        key = (tree.id.raw, rel_dir, real_dir, rules.key)
+        found = self.before.get(key)
+        if found is None:
+            start, bad, links, count = len(walk.files), len(walk.bad_paths), walk.links, walk.entries
+            self._read(tree, rel_dir, real_dir, rules, ancestors)
+            if walk.links != links:
+                return  # a link's target may change while this tree does not: walked afresh each time
+            found = _Found(tuple(walk.files[start:]), tuple(walk.bad_paths[bad:]), walk.entries - count)
+        else:
+            walk.files.extend(found.files)
+            walk.bad_paths.extend(found.bad_paths)
+            walk.entries += found.entries
+        walk.memo[key] = found
+
+    def _read(self, tree: pygit2.Tree, rel_dir: str, real_dir: str, rules: _Rules, ancestors: frozenset[str]) -> None:
+        """Walk the entries of `tree` (see `folder`)."""
         repo, root, walk = self.repo, self.root, self.walk
         entries = list(tree)
         walk.entries += len(entries)
@@ -95,7 +146,7 @@ class _Walker:
         for entry in entries:
             if entry_name(entry) == IGNORE_FILE:
                 try:
-                    rules = rules.with_file(rel_dir, _ignore_lines(repo, entry))
+                    rules = rules.with_file(rel_dir, _ignore_lines(repo, entry), entry.id)
                 except _LinkError as exc:
                     walk.bad_paths.append(Refusal(prefix + IGNORE_FILE, exc.rule, f"ignore file unreadable: {exc}"))
         for entry in entries:
