@@ -10,7 +10,7 @@ PORT ?= 8000
 SKILLS ?= 10000
 NODE_TOOLS := tools/node/node_modules/.package-lock.json
 
-.PHONY: serve test fuzz bench lint typecheck pytest tools venv chromium nginx clean
+.PHONY: serve test fuzz bench interop-peers lint typecheck pytest tools venv chromium nginx clean
 
 serve: $(BIN)/skillwire
 	$(BIN)/skillwire serve examples/skills --http $(HOST):$(PORT)
@@ -24,6 +24,11 @@ fuzz: $(BIN)/skillwire
 # Every benchmark on 10,000 generated skills, skillwire beside its peers (installs the peers on first use; ~15 min).
 bench: $(BIN)/skillwire
 	$(BIN)/python -m bench --skills $(SKILLS)
+
+# skillwire's host against agentskills-mcp-server 0.7 (tests/interop/test_agentskills.py), which needs Python 3.12
+# (from pyenv, or python3.12 on PATH): not part of `make test`. Installs the peer on first use, as `make bench` does.
+interop-peers: $(BIN)/skillwire
+	SKILLWIRE_INTEROP_PEERS=1 $(BIN)/pytest tests/interop/test_agentskills.py -q -p no:xdist
 
 lint: $(BIN)/skillwire
 	$(BIN)/ruff check .

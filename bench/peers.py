@@ -32,6 +32,7 @@ import argparse
 import asyncio
 import base64
 import contextlib
+import fcntl
 import importlib.metadata
 import json
 import os
@@ -121,7 +122,10 @@ def _runs(python: str) -> bool:
 
 
 def find_python(version: str) -> str:
-    """An interpreter for `version` (e.g. "3.12"): a pyenv install first, then `pythonX.Y` on PATH."""
+    """An interpreter for `version` (e.g. "3.12"): the running one's base, a pyenv install, `pythonX.Y` on PATH."""
+    base = Path(sys.base_prefix) / "bin" / f"python{version}"  # what this process's venv was made from
+    if version == f"{sys.version_info.major}.{sys.version_info.minor}" and base.exists() and _runs(str(base)):
+        return str(base)
     pyenv = shutil.which("pyenv")
     if pyenv is not None:
         out = subprocess.run([pyenv, "root"], capture_output=True, text=True, check=False)
@@ -169,8 +173,18 @@ def _satisfied(python: Path, package: PeerPackage) -> dict[str, str] | None:
 
 
 def ensure_peer_venv(package: PeerPackage, root: Path | None = None) -> tuple[Path, dict[str, str]]:
-    """The interpreter of `package`'s venv, created and installed when missing or at the wrong version (idempotent)."""
+    """The interpreter of `package`'s venv, created and installed when missing or at the wrong version (idempotent).
+
+    One process at a time: the benchmark and the interop tests (tests/interop) may set up the same venv at once.
+    """
     venv = (root or cache_root()) / package.name
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    with open(venv.parent / f"{package.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _ensure_peer_venv(package, venv)
+
+
+def _ensure_peer_venv(package: PeerPackage, venv: Path) -> tuple[Path, dict[str, str]]:
     python = venv / "bin" / "python"
     if python.exists():
         versions = _satisfied(python, package)
@@ -242,7 +256,7 @@ def agentskills_config(catalog: Catalog, path: Path) -> dict[str, Any]:
     config = {
         "name": "agentskills-bench",
         "skills": [
-            {"id": id_, "provider": "fs", "options": {"root": str(catalog.root / rel.rsplit("/", 1)[0])}}
+            {"id": id_, "provider": "fs", "options": {"root": str((catalog.root / rel).parent)}}
             for id_, (rel, _) in zip(ids, catalog.skills, strict=True)
         ],
         "skill_paths": {id_: rel for id_, (rel, _) in zip(ids, catalog.skills, strict=True)},

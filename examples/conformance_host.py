@@ -3,8 +3,9 @@
 It drives skillwire's `Host` the way a real host does, so the suite can watch its
 wire traffic: connect to one server under a host-assigned label and list the
 catalog (Lazy Retrieval: no file is read on connection or listing); for the
-`-verify-*` scenarios, load the first skill with an approve-all prompt and, if
-loading succeeded, read every file of the held entry. The mock server serves a
+`-verify-*` scenarios, load the first skill (approved by `ApproveLoads`, which
+grants no frontmatter field and allows nothing else) and, if loading
+succeeded, read every file of the held entry. The mock server serves a
 tampered SKILL.md in those scenarios, so a correct host refuses to load it and
 never reads the skill's other files; that refusal is printed on stderr and the
 program exits 0. Exit status 1 means something else went wrong (connection,
@@ -24,15 +25,7 @@ from collections.abc import Sequence
 
 import anyio
 
-from skillwire.client.host import Host, SkillChanged
-from skillwire.errors import SkillwireError, VerificationError
-from skillwire.host.approvals import (
-    CrossOriginReadRequest,
-    ExecutionRequest,
-    SkillApprovalDecision,
-    SkillApprovalRequest,
-)
-from skillwire.host.entry import InvalidEntry
+from skillwire import ApproveLoads, Host, InvalidEntry, SkillwireError, VerificationError
 
 LABEL = "conformance"
 LIST_ONLY = frozenset({"", "sep-2640-client-no-prefetch"})
@@ -41,26 +34,13 @@ VERIFY = frozenset(
 )
 
 
-class ApproveAll:
-    """Says yes to every question, granting every permission field asked for: for unattended test runs only."""
-
-    async def approve_skill(self, request: SkillApprovalRequest) -> SkillApprovalDecision:
-        return SkillApprovalDecision(approved=True, grants=frozenset(request.requested), remember=False)
-
-    async def approve_execution(self, request: ExecutionRequest) -> bool:
-        return True
-
-    async def approve_cross_origin_read(self, request: CrossOriginReadRequest) -> bool:
-        return True
-
-
 def say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
 async def run(url: str, scenario: str) -> int:
     """Connect, list, and (for the verify scenarios) load the first skill and read its files."""
-    async with Host(prompt=ApproveAll()) as host:
+    async with Host(prompt=ApproveLoads()) as host:  # loads only: no field granted, nothing run
         # The mock answers both `server/discover` and `initialize`, so the SDK's default ("auto") mode is used.
         await host.add_server(LABEL, url)
         catalog = host.catalog()
@@ -77,7 +57,7 @@ async def run(url: str, scenario: str) -> int:
         handle = catalog[0].handle
         try:
             loaded = await host.load_skill(handle)
-        except (VerificationError, SkillChanged) as err:
+        except VerificationError as err:  # SkillChanged included
             say(f"refused to load {handle}: {type(err).__name__}: {err}")
             return 0
         print(f"loaded {handle}:\n{loaded.text}")
@@ -89,7 +69,7 @@ async def run(url: str, scenario: str) -> int:
                 continue
             try:
                 text = await host.read_skill_text(handle, record.uri)
-            except (VerificationError, SkillChanged) as err:
+            except VerificationError as err:  # SkillChanged included
                 say(f"refused {record.uri}: {type(err).__name__}: {err}")
                 continue
             print(text)

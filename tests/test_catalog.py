@@ -8,6 +8,8 @@ import pytest
 
 from skillwire.catalog import Catalog, InvalidCursor, decode_cursor, encode_cursor
 from skillwire.manifest import Skill, SkillFile
+from skillwire.scoped_catalog import ScopedCatalog
+from skillwire.scopes import Visibility
 from skillwire.sources.memory import MemoryFile
 from skillwire.uri import file_uri
 
@@ -121,3 +123,76 @@ def test_a_deferred_skill_that_builds_another_uri_is_an_error() -> None:
     lazy = Catalog.deferred([("skill://mine/SKILL.md", lambda: other)], {})
     with pytest.raises(ValueError, match=r"built skill://other/SKILL\.md"):
         lazy.skill("skill://mine/SKILL.md")
+
+
+def test_empty_folders_of_a_skill_are_directories_with_no_children() -> None:
+    """Spec MUST: "An empty directory yields an empty resources array"; skillwire choice: an empty folder is one."""
+    skill = Skill(
+        ("pdf",),
+        {"name": "pdf", "description": "d"},
+        make_skill(("pdf",), "templates/a.md").files,
+        ("drafts", "templates/old/empty"),
+    )
+    catalog = make_catalog(skill)
+    root = catalog.children_page("skill://pdf", None, 100).items
+    assert [(c.name, c.is_directory) for c in root] == [("SKILL.md", False), ("drafts", True), ("templates", True)]
+    assert [c.name for c in catalog.children_page("skill://pdf/templates", None, 100).items] == ["a.md", "old"]
+    assert [c.name for c in catalog.children_page("skill://pdf/templates/old", None, 100).items] == ["empty"]
+    for empty in ("skill://pdf/drafts", "skill://pdf/templates/old/empty"):
+        assert catalog.is_directory(empty)
+        assert catalog.children_page(empty, None, 100).items == ()
+    assert not catalog.is_directory("skill://pdf/templates/old/empty/deeper")
+
+
+def test_prefix_levels_above_skills_list_the_next_level_down() -> None:
+    """Spec: "every directory level is a directory resource"; skillwire choice: so are the levels above skills."""
+    catalog = make_catalog(
+        make_skill(("acme", "billing"), "refunds/SKILL.md"),
+        make_skill(("acme", "billing", "refunds")),  # nested: under billing's tree, not a prefix level
+        make_skill(("acme", "tools", "deep", "lint")),
+        make_skill(("acme-two", "x")),
+        make_skill(("solo",)),
+    )
+    listing = catalog.children_page("skill://acme", None, 100)
+    assert [(c.uri, c.name, c.mime_type) for c in listing.items] == [
+        ("skill://acme/billing", "billing", "inode/directory"),
+        ("skill://acme/tools", "tools", "inode/directory"),
+    ]
+    assert listing.next_cursor is None
+    assert [c.uri for c in catalog.children_page("skill://acme/tools", None, 100).items] == ["skill://acme/tools/deep"]
+    assert [c.uri for c in catalog.children_page("skill://acme/tools/deep", None, 9).items] == [
+        "skill://acme/tools/deep/lint"
+    ]
+    assert [c.name for c in catalog.children_page("skill://acme/billing", None, 9).items] == ["SKILL.md", "refunds"]
+    for not_a_level in ("skill://ac", "skill://acme/bill", "skill://acme/tools/deep/lint/x", "skill://solo/SKILL.md"):
+        assert not catalog.is_directory(not_a_level), not_a_level
+        with pytest.raises(KeyError):
+            catalog.children_page(not_a_level, None, 10)
+
+
+def test_prefix_level_pages_cover_every_child_once_whatever_the_names_sort_like() -> None:
+    """Keyset pages over a prefix level: no repeat, no gap, with names where "a" < "a-b" but "a-b/" < "a/"."""
+    names = ["a", "a-b", "a.b", "a0", "a b", "b", "ab", "a~", "z"]
+    catalog = make_catalog(*(make_skill(("org", n, "skill")) for n in names), make_skill(("org", "a", "two")))
+    for limit in (1, 2, 3, 100):
+        seen: list[str] = []
+        cursor = None
+        for _ in range(20):
+            page = catalog.children_page("skill://org", cursor, limit)
+            assert len(page.items) <= limit
+            seen.extend(c.uri for c in page.items)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        assert sorted(seen) == sorted(f"skill://org/{n}".replace(" ", "%20") for n in names), limit
+    with pytest.raises(InvalidCursor, match="different listing"):
+        catalog.children_page("skill://org", encode_cursor("dir:skill://other", "skill://org/a"), 2)
+
+
+def test_a_scoped_view_lists_only_the_prefix_levels_of_the_skills_it_sees() -> None:
+    """A prefix level shows nothing of a hidden skill: not its name, and not at all when it leads only there."""
+    catalog = make_catalog(make_skill(("acme", "billing")), make_skill(("acme", "secret")), make_skill(("hidden", "x")))
+    view = ScopedCatalog(catalog, Visibility(["acme/billing"]))
+    assert [c.uri for c in view.children_page("skill://acme", None, 10).items] == ["skill://acme/billing"]
+    assert not view.is_directory("skill://hidden")
+    assert not view.is_directory("skill://acme/secret")

@@ -10,9 +10,8 @@ import json
 
 import pytest
 
-from skillwire import frontmatter as fm
 from skillwire.errors import FrontmatterError, SkillError
-from skillwire.frontmatter import ParsedSkillFile, frontmatter_differences, parse_skill_md, parse_yaml_mapping
+from skillwire.frontmatter import ParsedSkillFile, _libyaml, frontmatter_differences, parse_skill_md, parse_yaml_mapping
 
 SIMPLE = b"---\nname: pdf-processing\ndescription: Work with PDF files.\n---\n# PDF\n\nBody text.\n"
 
@@ -125,7 +124,7 @@ def test_aliases_expand() -> None:
 def test_pure_python_fallback_gives_the_same_result(monkeypatch: pytest.MonkeyPatch) -> None:
     text = "a: yes\nb: 0755\nc: &x [1.0, ~, x\x85y]\nd: *x\ne: !!int '0x1F'\nf: |\n  z\n"
     expected = parse_yaml_mapping(text)
-    monkeypatch.setattr(fm, "_new_parser", fm._PurePythonParser)
+    monkeypatch.setattr(_libyaml, "new_parser", _libyaml.PurePythonParser)
     assert parse_yaml_mapping(text) == expected
     with pytest.raises(FrontmatterError) as caught:
         parse_yaml_mapping("a: 1\na: 2\n")

@@ -1,11 +1,11 @@
-"""The fast path for simple frontmatter gives exactly what the full parser gives, or declines.
+"""The simple-frontmatter fast path (`frontmatter/_fast_yaml.py`) gives exactly the full parser's answer, or declines.
 
-`parse_yaml_mapping` first tries `_parse_simple` (flat `key: value` lines, one nesting level)
-and uses the libyaml-based `_parse_full` only when that returns None. These tests run both
-on every YAML text of the frontmatter tests and on generated texts full of tricky scalars:
-whenever the fast path answers, its answer must equal the full parser's exactly (same keys in
-the same order, same value types: 1, 1.0, True and "1" all differ). `_frontmatter_block` is
-likewise checked against the FRONTMATTER_BLOCK expression it replaces in `parse_skill_md`.
+`parse_yaml_mapping` first tries `parse_simple` (flat `key: value` lines, one nesting level)
+and uses the libyaml-based `parse_full` (`frontmatter/_compose.py`) only when that returns None.
+These tests run both on every YAML text of the frontmatter tests and on generated texts full of
+tricky scalars: whenever the fast path answers, its answer must equal the full parser's exactly
+(same keys in the same order, same value types: 1, 1.0, True and "1" all differ). The block
+extraction fast path has its own test, tests/test_frontmatter_fast_block.py.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ import pytest
 from skillwire import frontmatter as fm
 from skillwire.errors import FrontmatterError
 from skillwire.frontmatter import JSONValue, ParsedSkillFile, parse_skill_md, parse_yaml_mapping
+from skillwire.frontmatter._compose import parse_full
+from skillwire.frontmatter._fast_yaml import parse_simple
 from tests import test_frontmatter, test_frontmatter_parity
 
 TYPICAL = (
@@ -44,14 +46,14 @@ def _exactly(a: object, b: object) -> bool:
 def _full(text: str) -> dict[str, JSONValue] | FrontmatterError:
     """The full parser's result for `text` as `parse_yaml_mapping` would call it, or its error."""
     try:
-        return fm._parse_full(text.removeprefix("\ufeff"), path="SKILL.md", first_line=2)
+        return parse_full(text.removeprefix("\ufeff"), path="SKILL.md", first_line=2)
     except FrontmatterError as err:
         return err
 
 
 def _agrees(text: str) -> bool:
     """Run the fast path on `text`; True if it answered (and then it must match the full parser)."""
-    fast = fm._parse_simple(text)
+    fast = parse_simple(text)
     if fast is None:
         return False
     full = _full(text)
@@ -113,7 +115,7 @@ def test_vector_fast_path_matches_full_parser(text: str) -> None:
 
 def test_fast_path_answers_a_good_share_of_the_vectors() -> None:
     accepted = [text for text in YAML_TEXTS if _agrees(text)]
-    parity_accepted = [name for name, text in test_frontmatter_parity.VECTORS if fm._parse_simple(text) is not None]
+    parity_accepted = [name for name, text in test_frontmatter_parity.VECTORS if parse_simple(text) is not None]
     # 35 of the 228 parity vectors are simple; the rest, and nearly all other texts of
     # test_frontmatter.py (mostly errors), are what the fast path leaves alone.
     assert len(parity_accepted) >= 35, parity_accepted
@@ -129,7 +131,7 @@ def test_typical_frontmatter_takes_the_fast_path() -> None:
         "license": "MIT",
         "metadata": {"owner": "team-a/area-8", "version": "1.2"},
     }
-    fast = fm._parse_simple(TYPICAL)
+    fast = parse_simple(TYPICAL)
     assert fast is not None
     assert _exactly(fast, expected)
     assert _agrees(TYPICAL)
@@ -190,7 +192,7 @@ def test_every_tricky_key_alone_and_nested() -> None:
 
 
 # The values the fast path takes alone: drawn more often, so that many texts are answered.
-SIMPLE_VALUES = [value for value in TRICKY_VALUES if value and fm._parse_simple(f"a: {value}") is not None]
+SIMPLE_VALUES = [value for value in TRICKY_VALUES if value and parse_simple(f"a: {value}") is not None]
 
 
 def _random_value(rng: random.Random) -> str:
@@ -336,7 +338,7 @@ def test_fallback_ids_are_unique() -> None:
 
 @pytest.mark.parametrize(("text", "raises"), [case[1:] for case in FALLBACKS], ids=[case[0] for case in FALLBACKS])
 def test_fast_path_declines(text: str, raises: bool) -> None:
-    assert fm._parse_simple(text) is None
+    assert parse_simple(text) is None
     # So parse_yaml_mapping gives the full parser's answer, errors included.
     if raises:
         with pytest.raises(FrontmatterError):
@@ -354,20 +356,20 @@ def test_simple_text_never_reaches_the_full_parser(monkeypatch: pytest.MonkeyPat
     def refuse(text: str, *, path: str, first_line: int) -> dict[str, JSONValue]:
         raise AssertionError("the full parser was called")
 
-    monkeypatch.setattr(fm, "_parse_full", refuse)
+    monkeypatch.setattr(fm, "parse_full", refuse)
     assert parse_yaml_mapping(TYPICAL)["metadata"] == {"owner": "team-a/area-8", "version": "1.2"}
     assert parse_yaml_mapping("\ufeff" + TYPICAL)["license"] == "MIT"  # the BOM is dropped first
 
 
 def test_other_text_reaches_the_full_parser(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[str, str, int]] = []
-    full = fm._parse_full
+    full = parse_full
 
     def spy(text: str, *, path: str, first_line: int) -> dict[str, JSONValue]:
         calls.append((text, path, first_line))
         return full(text, path=path, first_line=first_line)
 
-    monkeypatch.setattr(fm, "_parse_full", spy)
+    monkeypatch.setattr(fm, "parse_full", spy)
     assert parse_yaml_mapping("a: 1 # c\n", path="p/SKILL.md", first_line=2) == {"a": 1}
     assert calls == [("a: 1 # c\n", "p/SKILL.md", 2)]
     with pytest.raises(FrontmatterError) as caught:
@@ -383,38 +385,3 @@ def test_parse_skill_md_with_the_fast_path() -> None:
         frontmatter=parse_yaml_mapping(TYPICAL), body="\n# skill-00042\n", frontmatter_start_line=2
     )
     assert _exactly(parsed.frontmatter, _full(TYPICAL))
-
-
-# --------------------------------------------------------------------------- block extraction
-
-
-def _expected_block(text: str) -> tuple[str, int] | None:
-    match = fm.FRONTMATTER_BLOCK.match(text)
-    return None if match is None else (match.group(1), match.end())
-
-
-def test_block_extraction_matches_the_expression_on_the_suite() -> None:
-    raws = [value for value in _parametrized_values(test_frontmatter) if isinstance(value, bytes)]
-    assert len(raws) >= 20
-    for raw in raws:
-        text = raw.decode("utf-8", "replace").removeprefix("\ufeff")
-        assert fm._frontmatter_block(text) == _expected_block(text), text
-
-
-BLOCK_PIECES = [
-    *("---", "--- ", "---\t", " ---", "----", "-- -", "\n---", "\r\n---", "\n---\n", "\n--- \t\r\n", "\r---"),
-    *("\n", "\n", "\r\n", "\r", "a: 1", "x", "", " ", "\t"),
-]
-
-
-@pytest.mark.parametrize("seed", range(3))
-def test_block_extraction_matches_the_expression_on_random_texts(seed: int) -> None:
-    rng = random.Random(seed)
-    found = 0
-    for _ in range(5000):
-        opening = rng.choice(("---\n", "---\r\n", "---\n", "--- \n", "---\r", "\n---\n", ""))
-        text = opening + "".join(rng.choice(BLOCK_PIECES) for _ in range(rng.randint(0, 12)))
-        expected = _expected_block(text)
-        assert fm._frontmatter_block(text) == expected, repr(text)
-        found += expected is not None
-    assert found >= 1000, found  # many texts do have a closing line

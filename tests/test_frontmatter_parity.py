@@ -282,7 +282,7 @@ VECTORS: list[tuple[str, str]] = [
     ("top-null", "~\n"),
 ]
 
-# Inputs where this module deliberately differs from `YAML.parse` (see frontmatter.py's
+# Inputs where this module deliberately differs from `YAML.parse` (see the skillwire.frontmatter
 # docstring): JS returns a JSON-compatible value, Python raises. Checked by hand below.
 KNOWN_DIFFERENCES: dict[str, str] = {
     "empty-implicit-key": ": x\n",  # libyaml rejects an empty implicit key; JS gives {"": "x"}

@@ -36,6 +36,8 @@ CORE = (
     "skillwire.host.verify",
     "skillwire.host.policy",
     "skillwire.host.window",
+    "skillwire.host.approvals",
+    "skillwire.host.prompt",
 )
 
 _REPORT = textwrap.dedent(

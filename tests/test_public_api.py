@@ -12,21 +12,65 @@ def test_all_names_exist_once() -> None:
         assert hasattr(skillwire, name), name
 
 
+HOST_HALF = {
+    "AmbiguousSkillName",
+    "Approval",
+    "ApprovalDenied",
+    "ApprovalFileError",
+    "ApprovalPrompt",
+    "ApprovalStore",
+    "ApproveLoads",
+    "CatalogItem",
+    "ContentChange",
+    "CrossOriginReadRequest",
+    "DenyAll",
+    "DirectoryItem",
+    "EntryResource",
+    "ExecutionRequest",
+    "Host",
+    "HostError",
+    "IncompleteListing",
+    "InvalidEntry",
+    "JsonApprovalStore",
+    "LoadedSkill",
+    "LocalSkill",
+    "MemoryApprovalStore",
+    "NotLoaded",
+    "OutsideSkill",
+    "ReadFailed",
+    "SkillApprovalDecision",
+    "SkillApprovalRequest",
+    "SkillCache",
+    "SkillChanged",
+    "SkillDeclined",
+    "SkillEntry",
+    "SkillKey",
+    "SkillTool",
+    "SkillsClient",
+    "TerminalPrompt",
+    "UnknownSkill",
+    "skill_tools",
+}
+"""The host half (issue 11): everything a host application needs, none of it from `skillwire.cli`."""
+
+
 def test_exported_names_are_pinned() -> None:
     """skillwire choice: adding or removing a public name is a visible change to this list."""
-    assert set(skillwire.__all__) == {
+    assert set(skillwire.__all__) - HOST_HALF == {
         "EXTENSION_ID",
         "MAX_RESOURCES",
         "MAX_TOTAL_BYTES",
         "AuthenticationRequired",
         "Catalog",
         "ClientLimits",
+        "CompositeSource",
         "DigestMismatch",
         "FolderSource",
         "FrontmatterError",
         "FrontmatterMismatch",
         "InvalidSkillUri",
         "LimitExceeded",
+        "MemorySource",
         "NameRuleError",
         "Refusal",
         "ResponseTooLarge",
@@ -36,6 +80,7 @@ def test_exported_names_are_pinned() -> None:
         "SkillError",
         "SkillFile",
         "SkillService",
+        "SkillSource",
         "SkillsExtension",
         "SkillwireError",
         "UnlistedResource",
@@ -49,3 +94,43 @@ def test_exported_names_are_pinned() -> None:
         "Visibility",
         "parse_policy",
     }
+
+
+def test_the_host_half_is_exported() -> None:
+    """skillwire choice (issue 11): a host application imports `Host` and everything around it from `skillwire`."""
+    assert set(skillwire.__all__) >= HOST_HALF
+
+
+def test_no_public_name_comes_from_the_cli() -> None:
+    """skillwire choice (issue 11): nothing a host application needs lives in `skillwire.cli` (an adapter)."""
+    assert not [name for name, module in skillwire._LAZY.items() if module.split(".")[:2] == ["skillwire", "cli"]]
+
+
+def test_a_changed_skill_is_a_verification_error() -> None:
+    """skillwire choice (issue 11): `except VerificationError` also catches a failure whose refresh found a change."""
+    assert issubclass(skillwire.SkillChanged, skillwire.VerificationError)
+    assert issubclass(skillwire.SkillChanged, skillwire.HostError)
+
+
+def test_approve_loads_grants_nothing_and_allows_nothing_else() -> None:
+    """skillwire choice (issue 11): the public unattended prompt approves loading only: no field is granted, no
+    code runs, no other server is read, and nothing is remembered."""
+    import anyio
+
+    from skillwire.host.entry import parse_entry
+
+    uri = "skill://x/SKILL.md"
+    entry = parse_entry(
+        {
+            "uri": uri,
+            "frontmatter": {"name": "x", "description": "d", "allowed-tools": "Bash"},
+            "resources": [{"uri": uri, "digest": "sha256:" + "0" * 64, "size": 1}],
+        }
+    )
+    key = skillwire.SkillKey("docs", uri)
+    prompt = skillwire.ApproveLoads()
+    request = skillwire.SkillApprovalRequest(key, "docs:x", entry, "new", requested={"allowed-tools": "Bash"})
+    decision = anyio.run(prompt.approve_skill, request)
+    assert decision == skillwire.SkillApprovalDecision(approved=True, grants=frozenset(), remember=False)
+    assert not anyio.run(prompt.approve_execution, skillwire.ExecutionRequest(key, "bash", {}))
+    assert not anyio.run(prompt.approve_cross_origin_read, skillwire.CrossOriginReadRequest(key, "other", uri))

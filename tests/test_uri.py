@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from skillwire.errors import InvalidSkillUri
-from skillwire.uri import canonical_uri, directory_uri, file_uri, skill_root_of, skill_uri
+from skillwire.uri import canonical_uri, directory_uri, file_uri, normal_uri, same_uri, skill_root_of, skill_uri
 
 
 def test_skill_uri_ends_in_skill_md() -> None:
@@ -83,3 +83,41 @@ def test_hostile_uris_are_rejected_with_a_reason(uri: str, reason: str) -> None:
 def test_non_string_uri_is_rejected() -> None:
     with pytest.raises(InvalidSkillUri):
         canonical_uri(42)
+
+
+# -- one notion of URI equality on the host side ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("skill://acme/caf%c3%a9/SKILL.md", "skill://acme/caf%C3%A9/SKILL.md"),
+        ("skill://acme/café/SKILL.md", "skill://acme/caf%C3%A9/SKILL.md"),
+        ("skill://acme/%61bc/SKILL.md", "skill://acme/abc/SKILL.md"),
+        ("github://o/r/a%20b/SKILL.md", "github://o/r/a b/SKILL.md"),
+    ],
+)
+def test_equivalent_spellings_are_one_uri(a: str, b: str) -> None:
+    """RFC 3986 6.2.2 (case and percent-encoding normalisation): the host takes both spellings for one resource."""
+    assert same_uri(a, b)
+    assert normal_uri(a) == normal_uri(b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("skill://acme/a%2Fb/SKILL.md", "skill://acme/a/b/SKILL.md"),  # an encoded "/" is no separator
+        ("SKILL://acme/x/SKILL.md", "skill://acme/x/SKILL.md"),  # the scheme as canonical_uri takes it
+        ("skill://acme/%FF/SKILL.md", "skill://acme/%FE/SKILL.md"),  # bytes that are not UTF-8 stay apart
+        ("skill://acme/x/SKILL.md?a", "skill://acme/x/SKILL.md?b"),
+    ],
+)
+def test_different_resources_stay_different(a: str, b: str) -> None:
+    """skillwire choice: normalising never makes two resources one."""
+    assert not same_uri(a, b)
+
+
+def test_the_host_normal_form_is_the_servers_canonical_form() -> None:
+    """skillwire choice (issue 11): host and server agree on which URI names a file."""
+    for uri in ("skill://acme/caf%c3%a9/SKILL.md", "skill://a/x%20y.md", "skill://a/%7e.md"):
+        assert normal_uri(uri) == canonical_uri(uri)

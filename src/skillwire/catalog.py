@@ -5,9 +5,18 @@ changed: a reload builds a new catalog and swaps the reference, so a request
 sees one consistent snapshot. Lookups are exact matches on canonical URIs,
 which is what keeps a request from naming anything the catalog did not publish.
 
+What a directory is (Directory Resources: "every directory level is a directory
+resource"): inside a skill, its root and every folder in it that is not ignored,
+whether it holds files, only ignored files or nothing (`Skill.folders`; an empty
+one reads as `resources: []`); above the skills, every prefix level of a skill
+path (`skill://acme` when `skill://acme/billing/SKILL.md` is served), listing the
+next level down. Prefix levels are found by bisecting the sorted skill URIs, so
+they cost no memory and a page costs O(page size x log skills). The scheme root
+(`skill://`) is no directory: `skills/list` enumerates the skills.
+
     catalog = Catalog(skills, refusals)
     page = catalog.skills_page(cursor=None, limit=50)
-    catalog.children("skill://pdf-processing/templates")
+    catalog.children_page("skill://pdf-processing/templates", cursor=None, limit=50)
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ from urllib.parse import unquote
 from skillwire.errors import SkillwireError
 from skillwire.manifest import Skill, SkillFile
 from skillwire.mime import DIRECTORY_MIME_TYPE
+from skillwire.uri import directory_uri
 
 T = TypeVar("T")
 
@@ -99,6 +109,10 @@ class BrowsableCatalog:
     def skills(self) -> tuple[Skill, ...]:
         raise NotImplementedError
 
+    @property
+    def skill_uris(self) -> Sequence[str]:
+        raise NotImplementedError
+
     def file(self, uri: str) -> ServedFile | None:
         raise NotImplementedError
 
@@ -118,12 +132,17 @@ class BrowsableCatalog:
         return uris
 
     def is_directory(self, uri: str) -> bool:
+        """True for a skill's root or a folder in it, and for a prefix level above served skills."""
         tree = self._tree_of(uri)
-        return tree is not None and uri in tree
+        if tree is not None:
+            return uri in tree
+        return _is_prefix_level(self.skill_uris, uri)
 
     def children_page(self, uri: str, cursor: str | None, limit: int) -> Page[DirectoryChild]:
         """A page of the direct children of the directory at `uri` (which must be a directory)."""
         tree = self._tree_of(uri)
+        if tree is None and _is_prefix_level(self.skill_uris, uri):
+            return _prefix_children(self.skill_uris, uri, cursor, limit)
         if tree is None or uri not in tree:
             raise KeyError(uri)
         kids = tree[uri]
@@ -330,7 +349,7 @@ def _uri_of(skill: Skill) -> str:
 
 
 def directory_tree(skills: Iterable[Skill]) -> dict[str, list[DirectoryChild]]:
-    """Each directory of `skills` (their roots and every folder holding a file) and its direct children, sorted."""
+    """Each directory of `skills` (their roots and every folder in them) and its direct children, sorted."""
     return _directories(skills)
 
 
@@ -340,12 +359,14 @@ def paginate(keys: Sequence[str], cursor: str | None, limit: int, *, scope: str)
 
 
 def _directories(skills: Iterable[Skill]) -> dict[str, list[DirectoryChild]]:
-    """Each directory of `skills` (their roots and every folder holding a file) and its direct children."""
+    """Each directory of `skills` (their roots and every folder in them) and its direct children."""
     children: dict[str, dict[str, DirectoryChild]] = {}
     for skill in skills:
         root = skill.root_uri
         children.setdefault(root, {})
         known = {root}  # folders of this skill already recorded, with every folder above them
+        for folder in skill.folders:
+            _add_folders(children, root, directory_uri(skill.skill_path, folder), known)
         for f in skill.files:
             uri = f.uri
             parent, _, leaf = uri.rpartition("/")
@@ -371,6 +392,37 @@ def _add_folders(children: dict[str, dict[str, DirectoryChild]], root_uri: str, 
             children.setdefault(uri, {})
             known.add(uri)
         parent = uri
+
+
+def _is_prefix_level(skill_uris: Sequence[str], uri: str) -> bool:
+    """True if `uri` (canonical, not inside a served skill) is a proper prefix of a served skill's path."""
+    head = uri + "/"
+    at = bisect_left(skill_uris, head)
+    return "://" in uri and at < len(skill_uris) and skill_uris[at].startswith(head)
+
+
+def _prefix_children(skill_uris: Sequence[str], uri: str, cursor: str | None, limit: int) -> Page[DirectoryChild]:
+    """A page of the next levels below the prefix level `uri`: each a directory (a skill root or a deeper prefix).
+
+    They come in the order of the sorted skill URIs (by child URI + "/"), found by skipping from one child to
+    the next with a bisect: nothing is built or kept, however many skills lie below. The cursor names the last
+    child handed out (keyset), so it stays meaningful across rebuilds, like every other cursor here.
+    """
+    head = uri + "/"
+    start = head if cursor is None else max(head, decode_cursor(cursor, "dir:" + uri) + "0")
+    at = bisect_left(skill_uris, start)  # every URI under "<child>/" sorts below "<child>0": "0" follows "/"
+    found: list[DirectoryChild] = []
+    while at < len(skill_uris) and len(found) <= limit:
+        below = skill_uris[at]
+        if not below.startswith(head):
+            break
+        segment = below[len(head) :].partition("/")[0]
+        child = head + segment
+        found.append(DirectoryChild(child, unquote(segment) if "%" in segment else segment, DIRECTORY_MIME_TYPE, True))
+        at = bisect_left(skill_uris, child + "0", at)
+    if len(found) > limit:
+        return Page(tuple(found[:limit]), encode_cursor("dir:" + uri, found[limit - 1].uri) if limit else None)
+    return Page(tuple(found), None)
 
 
 # Cursors are opaque to clients; inside they name the last key handed out (keyset

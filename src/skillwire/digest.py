@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 
@@ -18,6 +19,14 @@ _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 def sha256_digest(data: bytes) -> str:
     """The `sha256:{hex}` digest of `data` (raw bytes, never decoded text)."""
     return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def sha256_digest_of(chunks: Iterable[bytes]) -> str:
+    """The `sha256:{hex}` digest of the concatenated `chunks`, hashed as they come (never joined in memory)."""
+    hasher = hashlib.sha256()
+    for chunk in chunks:
+        hasher.update(chunk)
+    return "sha256:" + hasher.hexdigest()
 
 
 def is_digest(value: object) -> bool:

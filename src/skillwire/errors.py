@@ -17,7 +17,11 @@ on our side breaks a rule" from "a peer sent us something wrong":
         ├── SizeMismatch
         ├── FrontmatterMismatch
         ├── UnlistedResource
-        └── ResponseTooLarge        an answer passed its byte bound on the wire; reading it stopped there
+        ├── ResponseTooLarge        an answer passed its byte bound on the wire; reading it stopped there
+        └── SkillChanged            (`skillwire.host.host`) a failure whose refresh found the skill changed
+
+The host's refusals (`skillwire.host.host`) derive from `HostError`: `SkillDeclined`, `ApprovalDenied`,
+`NotLoaded`, `ReadFailed` and `SkillChanged` (a `VerificationError` too).
 """
 
 from __future__ import annotations

@@ -113,7 +113,8 @@ def optional_field_problem(frontmatter: Mapping[str, object]) -> FieldProblem | 
 
 
 def _metadata_problem(metadata: object) -> str | None:
-    # Keys need no check: the JSON rendering (`frontmatter.py`) turns every YAML key into a string, as JavaScript does.
+    # Keys need no check: the JSON rendering (`skillwire.frontmatter`) turns every YAML key into a string,
+    # as JavaScript does.
     if not isinstance(metadata, dict):
         return f"metadata must be a mapping of string keys to string values, not {json_type(metadata)}"
     for key, value in metadata.items():

@@ -1,10 +1,10 @@
 """Portability warnings for a SKILL.md: things that are served, but that another host may read differently.
 
 Pure: it takes the bytes of one SKILL.md and returns warnings; it reads no files. The hard
-rules (what the server refuses) are not here: they live where the server applies them
-(`sources.filesystem`, `frontmatter`, `names`), and `skillwire validate` runs that code.
+rules (what the server refuses) are not here: they live in the core (`skill_rules`, `frontmatter`,
+`names`, `fields`), which every source applies, and `skillwire validate` runs that code.
 What is here is the gap between YAML 1.1 parsers (PyYAML, many Python hosts) and YAML 1.2
-parsers (JavaScript `yaml`, which `frontmatter.py` matches), and other traps:
+parsers (JavaScript `yaml`, which `skillwire.frontmatter` matches), and other traps:
 
 * `yes`/`no`/`on`/`off`/`y`/`n` are booleans in YAML 1.1 and strings in 1.2;
 * `0755` is octal in 1.1 and decimal in 1.2; `1:30` is 90 in 1.1; `1_000`, `0b101` are

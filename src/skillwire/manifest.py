@@ -42,12 +42,15 @@ class SkillFile:
 class Skill:
     """A served skill: its path in the namespace, verbatim frontmatter, and complete manifest.
 
-    `files` holds SKILL.md first, then every other file in path order.
+    `files` holds SKILL.md first, then every other file in path order. `folders`: the empty branches of its
+    tree, sorted (paths in the skill of the deepest folders holding no served file, each implying the
+    folders above it): directories too (an empty one reads as `resources: []`), though no manifest lists them.
     """
 
     skill_path: tuple[str, ...]
     frontmatter: dict[str, Any]
     files: tuple[SkillFile, ...]
+    folders: tuple[str, ...] = ()
     uri: str = field(init=False)
     root_uri: str = field(init=False)
     _by_uri: dict[str, SkillFile] = field(init=False, repr=False, compare=False)

@@ -15,9 +15,12 @@ refuses exactly the same things for the same reasons. The rules, in the order th
 
 The manifest lists SKILL.md first, then every other file in path order (`manifest_order`). Which files belong to
 which skill (nested skills: the enclosing skill lists the nested one's files too) is `skill_folders` + `span`.
+A source that keeps folders may also pass a skill's empty branches (folders holding no served file, each implying
+the folders above it): they become `Skill.folders`, directories with no children, if a read can name them
+(`nameable_folder`, and a URI no longer than a read may be); any other is dropped, refusing nothing.
 
     facts = [FileFacts("SKILL.md", 151, digest, "text/markdown")]
-    result = skill_or_refusal(("pdf",), facts, skill_md_bytes, where="skills/pdf")
+    result = skill_or_refusal(("pdf",), facts, skill_md_bytes, where="skills/pdf", folders=["drafts"])
 """
 
 from __future__ import annotations
@@ -34,7 +37,15 @@ from skillwire.frontmatter import parse_skill_md
 from skillwire.manifest import Skill, SkillFile, check_limits
 from skillwire.mime import DEFAULT_MIME_TYPE, mime_type_for
 from skillwire.names import description_problem, is_reg_name, name_problem
-from skillwire.uri import MAX_URI_LENGTH, PLAIN_PATH, SKILL_FILE, directory_uri, join_segments, segment_problem
+from skillwire.uri import (
+    MAX_URI_LENGTH,
+    PLAIN_PATH,
+    SKILL_FILE,
+    UNADDRESSABLE,
+    directory_uri,
+    join_segments,
+    segment_problem,
+)
 
 __all__ = [
     "SNIFF_BYTES",
@@ -46,6 +57,7 @@ __all__ = [
     "file_uris",
     "manifest_order",
     "mime_type_of",
+    "nameable_folder",
     "read_frontmatter",
     "refusal_of",
     "shown_name",
@@ -79,15 +91,16 @@ def skill_or_refusal(
     *,
     where: str,
     problems: Sequence[SkillError] = (),
+    folders: Iterable[str] = (),
 ) -> Skill | Refusal:
     """The skill these files make, or the refusal saying which rule it breaks.
 
     `skill_md`: the SKILL.md bytes (or what `read_frontmatter` made of them); `where`: the skill folder as the
     person running the server names it (refusal paths are `where/file`); `problems`: what the source found
-    wrong in the folder, refused after the name rules.
+    wrong in the folder, refused after the name rules; `folders`: its empty branches (paths in the skill).
     """
     try:
-        return build_skill(skill_path, files, skill_md, problems=problems)
+        return build_skill(skill_path, files, skill_md, problems=problems, folders=folders)
     except SkillError as err:
         return refusal_of(err, where)
 
@@ -105,8 +118,10 @@ def build_skill(
     skill_md: bytes | Frontmatter | SkillError,
     *,
     problems: Sequence[SkillError] = (),
+    folders: Iterable[str] = (),
 ) -> Skill:
-    """The skill these files make; SkillError naming the first rule broken (see the module docstring)."""
+    """The skill these files make; SkillError naming the first rule broken (see the module docstring).
+    `folders`: its empty branches (paths in the skill); those no read can name are left out."""
     rels = [f.rel_path for f in files]
     check_names(skill_path, rels)
     uris = file_uris(directory_uri(skill_path) + "/", rels)
@@ -134,7 +149,8 @@ def build_skill(
     check_frontmatter(fm, line, skill_path)
     manifest = [SkillFile(f.rel_path, uri, f.digest, f.size, f.mime_type) for f, uri in zip(files, uris, strict=True)]
     manifest.sort(key=manifest_order)
-    return Skill(skill_path, fm, tuple(manifest))
+    empty = sorted(f for f in folders if nameable_folder(f) and len(directory_uri(skill_path, f)) <= MAX_URI_LENGTH)
+    return Skill(skill_path, fm, tuple(manifest), tuple(empty))
 
 
 def read_frontmatter(raw: bytes) -> Frontmatter:
@@ -269,6 +285,12 @@ def looks_like_text(head: bytes) -> bool:
     except UnicodeDecodeError as exc:
         return exc.start >= len(head) - 3 and exc.reason == "unexpected end of data"
     return True
+
+
+def nameable_folder(rel: str) -> bool:
+    """True if a URI can name the folder at `rel`: UTF-8, and no control character or backslash (a folder none
+    can name is no directory; holding no file, it refuses no skill)."""
+    return (rel.isascii() or encodes(rel)) and not UNADDRESSABLE.search(rel)
 
 
 def skill_path_of(skill_dir: str, root_name: str) -> tuple[str, ...]:

@@ -5,17 +5,20 @@ locating the skill directory ... <file-path> is the file's path relative to the
 skill directory root, using / as the separator." Directory URIs carry no
 trailing slash. Request URIs are parsed strictly and canonicalised, so a lookup
 is an exact match against the published catalog: a request can never name a
-path that the catalog did not publish.
+path that the catalog did not publish. A host compares URIs of any scheme by
+`same_uri` (RFC 3986 6.2.2: percent-encoding case and needless encoding do not
+make another resource), the one notion of URI equality on the host side.
 
     skill_uri(("acme", "billing", "refunds"))              # 'skill://acme/billing/refunds/SKILL.md'
     file_uri(("pdf-processing",), "templates/a b.md")      # 'skill://pdf-processing/templates/a%20b.md'
     canonical_uri("skill://pdf-processing/templates/%61.md")  # 'skill://pdf-processing/templates/a.md'
+    same_uri("skill://caf%c3%a9/SKILL.md", "skill://café/SKILL.md")  # True
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from urllib.parse import quote, unquote_to_bytes
 
 from skillwire.errors import InvalidSkillUri
@@ -78,6 +81,15 @@ def skill_uri(skill_path: Sequence[str]) -> str:
     return file_uri(skill_path, SKILL_FILE)
 
 
+def enclosing_skill_uris(uri: str) -> Iterator[str]:
+    """The SKILL.md URIs of every folder that could be a skill holding `uri` (a file or folder URI), innermost
+    first: `skill://a/b/c.md` gives `skill://a/b/c.md/SKILL.md`, `skill://a/b/SKILL.md`, `skill://a/SKILL.md`."""
+    scheme, sep, path = uri.partition("://")
+    while sep and path:
+        yield f"{scheme}{sep}{path}/{SKILL_FILE}"
+        path = path.rpartition("/")[0]
+
+
 def skill_root_of(uri: str) -> str:
     """The root directory URI of the skill whose SKILL.md is `uri`."""
     if not uri.endswith("/" + SKILL_FILE):
@@ -134,3 +146,37 @@ def canonical_uri(uri: object) -> str:
     if len(canonical) > MAX_URI_LENGTH:
         raise InvalidSkillUri(uri, f"its canonical form is longer than {MAX_URI_LENGTH} characters")
     return canonical
+
+
+def normal_uri(uri: str) -> str:
+    """The spelling every equivalent spelling of `uri` shares: each path segment decoded and re-encoded as
+    `encode_segment` writes it (so `%c3%a9`, `%C3%A9` and a raw `é` agree; `%2F` stays encoded).
+
+    For a valid skill:// URI this is `canonical_uri`'s result, so host and server agree on what one file is. The
+    scheme is compared as written, as `canonical_uri` does (`SKILL://` is refused there); a query or fragment is
+    kept as written. Segments whose bytes are not UTF-8 are re-encoded byte for byte, so two different byte strings
+    never meet.
+    """
+    scheme, sep, rest = uri.partition("://")
+    if not sep:
+        return uri
+    path, mark, tail = _split_query(rest)
+    segments = []
+    for raw in path.split("/"):
+        data = unquote_to_bytes(raw) if "%" in raw else raw.encode("utf-8", "surrogatepass")
+        try:
+            segments.append(encode_segment(data.decode("utf-8")))
+        except UnicodeDecodeError:
+            segments.append(quote(data, safe=_SAFE))
+    return f"{scheme}://{'/'.join(segments)}{mark}{tail}"
+
+
+def same_uri(a: str, b: str) -> bool:
+    """Whether two URIs name one resource on the host side (see `normal_uri`)."""
+    return a == b or normal_uri(a) == normal_uri(b)
+
+
+def _split_query(rest: str) -> tuple[str, str, str]:
+    """`rest` split at its first `?` or `#`: (path, the mark, what follows it)."""
+    cut = min((i for i in (rest.find("?"), rest.find("#")) if i >= 0), default=-1)
+    return (rest, "", "") if cut < 0 else (rest[:cut], rest[cut], rest[cut + 1 :])

@@ -18,9 +18,9 @@ import anyio
 import pytest
 
 from skillwire.cli.main import main
-from skillwire.cli.prompt import TerminalPrompt
 from skillwire.host.approvals import ContentChange, SkillApprovalRequest
 from skillwire.host.entry import parse_entry
+from skillwire.host.prompt import TerminalPrompt
 from skillwire.host.registry import SkillKey
 from tests.support.servers import EXAMPLE_SKILLS, HttpServer, run_skillwire, serve_command
 
@@ -69,7 +69,9 @@ def test_a_load_the_user_refuses_is_one_clear_line(server: HttpServer) -> None:
     run = _host("--server", f"docs={server.url}", "--load", "docs:pdf-processing", "--read", "x.md", stdin="n\n")
     _assert_one_error_line(run, "skillwire: loading docs:pdf-processing was not approved")
     assert "The skill docs:pdf-processing from mcp-server 'docs'" in run.stderr
-    assert "Load this skill? [y/N] n" in run.stderr, "the question goes to stderr, beside the rest of the prompt"
+    assert "Load this skill? [y/N, v to read its SKILL.md first] n" in run.stderr, (
+        "the question goes to stderr, beside the rest of the prompt"
+    )
     assert "<skill-content" not in run.stdout
     assert "Load this skill" not in run.stdout, "stdout holds only the catalog and content"
 

@@ -9,14 +9,14 @@ import pytest
 
 from skillwire.cli import progress
 from skillwire.cli.progress import ProgressBar
-from skillwire.sources import filesystem
+from skillwire.sources import folder_index
 from skillwire.sources.filesystem import FolderSource
 
 
 def test_large_catalogs_get_a_bar_that_is_erased_at_the_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(progress, "MIN_FILES", 10)
     monkeypatch.setattr(progress, "_REDRAW_S", 0.0)
-    monkeypatch.setattr(filesystem, "_PROGRESS_EVERY", 4)
+    monkeypatch.setattr(folder_index, "PROGRESS_EVERY", 4)
     for i in range(4):
         folder = tmp_path / f"s{i}"
         folder.mkdir()

@@ -120,3 +120,26 @@ def test_usage_errors_exit_2() -> None:
     run = subprocess.run(serve_command([]), capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False)
     assert run.returncode == 2
     assert "usage:" in run.stderr
+
+
+def test_serve_takes_several_sources_and_refuses_a_skill_path_two_of_them_offer(tree: Path, tmp_path: Path) -> None:
+    """`serve A team=B C`: B's skills under team/, and a skill path offered by two sources is refused at start
+    with both origins named (skillwire choice, issue 12)."""
+    other = tmp_path / "other"
+    (other / "good").mkdir(parents=True)
+    (other / "good" / "SKILL.md").write_text(GOOD_MD, encoding="utf-8")
+    run = _serve(str(tree), f"team={tree}", f"extra={other}", f"extra={other}", cwd=tmp_path)
+    summary = run.stderr
+    assert run.returncode == 0, summary
+    assert "skill://good/SKILL.md" in summary, summary
+    assert "skill://team/good/SKILL.md" in summary, summary
+    assert "[duplicate-uri]" in summary, summary
+    assert f"skill://extra/good/SKILL.md is offered by extra=folder {other} and extra=folder {other}" in summary
+
+
+def test_a_spec_naming_a_kind_with_nothing_after_it_is_a_usage_error(tmp_path: Path) -> None:
+    """`serve folder:` exits 2 with one line saying what is missing."""
+    run = _serve("folder:", cwd=tmp_path)
+    assert run.returncode == 2, run.stderr
+    assert "folder: needs something after the colon" in run.stderr
+    assert "Traceback" not in run.stderr

@@ -23,10 +23,10 @@ import pytest
 from skillwire.catalog import Catalog, Refusal
 from skillwire.cli.main import main, print_summary
 from skillwire.cli.output import SafeFormatter
-from skillwire.cli.prompt import TerminalPrompt
 from skillwire.cli.validate import build_report, print_human
 from skillwire.host.approvals import SkillApprovalRequest
 from skillwire.host.entry import parse_entry
+from skillwire.host.prompt import TerminalPrompt
 from skillwire.host.registry import SkillKey
 from skillwire.sources.filesystem import FolderSource
 from tests.support.hostile import (

@@ -222,3 +222,24 @@ def test_every_optional_field_rule_has_its_fix_in_the_report(
         "meta": ("metadata-format", METADATA_FORMAT.fix),
         "tools": ("allowed-tools-format", ALLOWED_TOOLS_FORMAT.fix),
     }
+
+
+def test_validate_takes_the_source_specs_serve_takes(
+    tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`validate` works through the port: a prefixed source and a plain one together, skills, refusals and lint
+    warnings alike, and a skill path both offer is refused naming both."""
+    other = tmp_path / "other"
+    _write_skill(other, "good", "name: good\ndescription: Also good\n")
+    code, out = _run(capsys, "--format", "json", str(tree), f"team={tree}", str(other))
+    report = json.loads(out)
+    uris = {s["uri"] for s in report["skills"]}
+    assert {"skill://team/good/SKILL.md", "skill://team/warned/SKILL.md", "skill://warned/SKILL.md"} <= uris
+    # Plain folders are one folder source, as before: the first root serves good/, the second's copy is refused.
+    assert [r["rule"] for r in report["refused"] if str(other) in r["path"]] == ["duplicate-uri"]
+    assert sum(w["rule"] == "yaml11-bool" for w in report["warnings"]) == 2  # read through each source's catalog
+    assert code == 1
+    code, out = _run(capsys, "--format", "json", f"team={tree}", f"team={other}")
+    duplicate = [r for r in json.loads(out)["refused"] if r["rule"] == "duplicate-uri"]
+    assert len(duplicate) == 2
+    assert all(str(tree) in r["message"] and str(other) in r["message"] for r in duplicate)

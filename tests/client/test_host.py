@@ -25,7 +25,18 @@ import anyio
 import pytest
 
 from skillwire.cache.store import SkillCache
-from skillwire.client.host import (
+from skillwire.errors import DigestMismatch, FrontmatterMismatch, ResponseTooLarge, SizeMismatch, UnlistedResource
+from skillwire.host.approvals import (
+    Approval,
+    CrossOriginReadRequest,
+    ExecutionRequest,
+    JsonApprovalStore,
+    MemoryApprovalStore,
+    SkillApprovalDecision,
+    SkillApprovalRequest,
+)
+from skillwire.host.entry import InvalidEntry
+from skillwire.host.host import (
     ApprovalDenied,
     Host,
     HostError,
@@ -34,20 +45,9 @@ from skillwire.client.host import (
     SkillChanged,
     SkillDeclined,
 )
-from skillwire.errors import DigestMismatch, FrontmatterMismatch, ResponseTooLarge, SizeMismatch, UnlistedResource
-from skillwire.host.approvals import (
-    Approval,
-    CrossOriginReadRequest,
-    ExecutionRequest,
-    MemoryApprovalStore,
-    SkillApprovalDecision,
-    SkillApprovalRequest,
-)
-from skillwire.host.entry import InvalidEntry
 from skillwire.host.limits import ClientLimits
 from skillwire.host.registry import AmbiguousSkillName, LocalSkill, SkillKey, UnknownSkill
 from skillwire.host.window import OutsideSkill
-from skillwire.store.approvals import JsonApprovalStore
 from tests.support import hostile as h
 from tests.support.flood import hostile_command, hostile_http
 from tests.support.servers import EXAMPLE_SKILLS, REPO_ROOT, http_server, serve_command
@@ -243,11 +243,11 @@ async def test_the_spec_example_flow(transport: Transport, skills_dir: Path) -> 
         assert invoice.startswith(f'<skill-content origin="mcp:docs" skill="{PDF}" resource="{INVOICE}"')
         assert "# Invoice\n\nCustomer:\nAmount:\n" in invoice
         assert reads == [PDF, INVOICE]
-        names = [(i.name, i.is_directory) for i in host.list_skill_directory("docs:pdf-processing", "templates")]
+        names = [(i.name, i.is_directory) for i in await host.list_skill_directory("docs:pdf-processing", "templates")]
         assert names == [("invoice.md", False), ("purchase-order.md", False)]
 
         (skills_dir / "pdf-processing" / "templates" / "credit-note.md").write_bytes(CREDIT_NOTE_TEXT)
-        after = [i.name for i in host.list_skill_directory("docs:pdf-processing", "templates")]
+        after = [i.name for i in await host.list_skill_directory("docs:pdf-processing", "templates")]
         assert after == ["invoice.md", "purchase-order.md"], "a change on the server never extends the held manifest"
 
         with pytest.raises(SkillChanged) as changed:
@@ -558,7 +558,7 @@ async def test_a_file_added_after_listing_needs_re_approval() -> None:
         assert server is not None
         await host.load_skill("h:notes")
         assert await host.read_skill_file("h:notes", "a.md") == h.NOTES_A
-        assert [i.name for i in host.list_skill_directory("h:notes")] == ["SKILL.md", "a.md"]
+        assert [i.name for i in await host.list_skill_directory("h:notes")] == ["SKILL.md", "a.md"]
         with pytest.raises(SkillChanged) as changed:
             await host.read_skill_file("h:notes", "b.md")
         assert changed.value.change.added == ("skill://notes/b.md",)

@@ -232,3 +232,47 @@ def test_the_window_keeps_its_key_and_grants() -> None:
     entry: SkillEntry = make_entry("refunds")
     win = ActingWindow(SkillKey("docs", entry.uri), entry, frozenset({"allowed-tools"}))
     assert (win.key.origin, win.grants) == ("docs", frozenset({"allowed-tools"}))
+
+
+# -- nested skills: references resolve against their own root -----------------------------------------------------
+
+NESTED_FILES = {
+    **FILES,
+    "forms/examples/email.md": b"nested email\n",
+    "forms/guide/steps.md": b"steps\n",
+}
+
+
+@pytest.mark.parametrize("base", ["forms/SKILL.md", f"{ROOT}/forms/SKILL.md", "forms/guide/steps.md"])
+def test_a_reference_in_a_nested_skill_resolves_against_its_root(base: str) -> None:
+    """Spec (Relative References): "a relative reference in a nested skill's SKILL.md resolves against the nested
+    skill's root regardless of how the file was reached"; skillwire treats the nested skill's other files alike."""
+    record = window(NESTED_FILES).resolve("examples/email.md", base=base)
+    assert record.uri == f"{ROOT}/forms/examples/email.md"
+
+
+@pytest.mark.parametrize("base", [None, "SKILL.md", "examples/regional/eu.md"])
+def test_a_reference_in_the_skills_own_files_resolves_against_its_root(base: str | None) -> None:
+    """Spec (Relative References): the enclosing skill's own files resolve against the enclosing root."""
+    assert window(NESTED_FILES).resolve("examples/email.md", base=base).uri == f"{ROOT}/examples/email.md"
+
+
+def test_dot_dot_never_leaves_the_nested_root() -> None:
+    """skillwire choice: the root a reference resolves against is a wall, for a nested skill as for its parent."""
+    outside_ref = window(NESTED_FILES)
+    with pytest.raises(OutsideSkill):
+        outside_ref.resolve("../examples/email.md", base="forms/SKILL.md")
+
+
+def test_a_base_outside_the_skill_is_refused() -> None:
+    """skillwire choice: the file a reference was written in must itself be a file of the held skill."""
+    with pytest.raises(OutsideSkill):
+        window(NESTED_FILES).resolve("examples/email.md", base="skill://other/SKILL.md")
+
+
+def test_an_equivalent_spelling_of_the_root_is_the_root() -> None:
+    """skillwire choice (issue 11): an absolute URI in another spelling of a listed file is that file."""
+    files = {"SKILL.md": skill_md("refunds"), "examples/caf\u00e9.md": b"coffee\n"}
+    win = window(files, path="acme/caf%c3%a9/refunds")
+    record = win.resolve("skill://acme/caf%C3%A9/refunds/examples/caf%c3%a9.md")
+    assert record.size == 7

@@ -3,24 +3,29 @@
 SKILL.md comes from skill authors (the server parses it) and from servers (the host parses it
 to verify), so the parser is fed hostile text: it must answer a JSON object or raise
 FrontmatterError, never anything else, within a deadline and a memory bound; whatever it
-accepts must survive the wire and a host's field-by-field comparison; and its fast path must
-agree with the full parser wherever it answers.
+accepts must survive the wire and a host's field-by-field comparison; and each fast path must
+agree with its general path wherever it answers (the YAML one with the full parser, on any text;
+the block one with the conformance suite's extraction expression, on any text).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import operator
 import tracemalloc
 
 import pydantic_core
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from skillwire import frontmatter as fm
 from skillwire.errors import FrontmatterError
 from skillwire.frontmatter import JSONValue, frontmatter_differences, parse_skill_md, parse_yaml_mapping
+from skillwire.frontmatter._compose import parse_full
+from skillwire.frontmatter._fast_block import frontmatter_block
+from skillwire.frontmatter._fast_yaml import parse_simple
 from tests.test_frontmatter_fast import TRICKY_KEYS, TRICKY_VALUES, _exactly
+from tests.test_frontmatter_fast_block import BLOCK_PIECES, expected_block
 
 # The Python objects the parser builds grow linearly with its input: a str per scalar, a container
 # per collection, and for every key its event and marks (kept for duplicate-key messages). Measured
@@ -197,12 +202,75 @@ def simple_texts(draw: st.DrawFn) -> str:
     return text.replace("\n", "\r\n") if draw(st.integers(0, 9)) == 0 else text
 
 
-@given(simple_texts())
-def test_fast_path_agrees_with_the_full_parser_wherever_it_answers(text: str) -> None:
-    """skillwire guarantee (frontmatter.py): the regex fast path gives exactly the full parser's object, or declines."""
-    fast = fm._parse_simple(text)
+_ORDINARY = st.text(st.sampled_from("abkxyzé_0123456789."), min_size=1, max_size=8)
+_KEYS = st.builds(operator.add, st.sampled_from("abkxyz_"), st.text(st.sampled_from("abkxyz_0.-"), max_size=5))
+_VALUES = st.builds(lambda q, v: q + v + q, st.sampled_from(["", "", "'", '"']), _ORDINARY)
+# Characters that decide what a YAML line is: indicators, quotes, blanks, controls, and line breaks
+# or surrogates that libyaml reads differently from YAML 1.2.
+_DECISIVE = st.sampled_from(" :#'\"-?,[]{}&*!|>%@`~\t\r\n\\\x00\x7f\x85\u2028\ufeff\ud83d")
+
+
+@st.composite
+def edge_texts(draw: st.DrawFn) -> str:
+    """A text the fast path takes (`key: value` lines, one nested level) with up to two decisive characters put in.
+
+    So each example sits on the edge of the fast path's domain: a text it answers, or one or two characters away.
+    """
+    lines: list[str] = []
+    for n in range(draw(st.integers(1, 3))):  # keys end in their line's number: no duplicates
+        if draw(st.booleans()):
+            lines.append(f"{draw(_KEYS)}{n}: {draw(_VALUES)}")
+            continue
+        lines.append(f"{draw(_KEYS)}{n}:")
+        indent = " " * draw(st.integers(1, 3))
+        lines.extend(f"{indent}{draw(_KEYS)}{m}: {draw(_VALUES)}" for m in range(draw(st.integers(0, 2))))
+    text = "\n".join(lines)
+    for _ in range(draw(st.integers(0, 2))):
+        position = draw(st.integers(0, len(text)))
+        text = text[:position] + draw(_DECISIVE) + text[position:]
+    return text
+
+
+def _assert_fast_path_agrees(text: str) -> None:
+    """If the fast path answers `text`, the full parser accepts it and gives exactly the same object."""
+    fast = parse_simple(text)
     if fast is None:
         return
-    full = fm._parse_full(text, path="SKILL.md", first_line=2)
+    try:
+        full = parse_full(text, path="SKILL.md", first_line=2)
+    except FrontmatterError as err:
+        raise AssertionError(f"the fast path accepted {text!r}, the full parser refused it: {err}") from None
     assert _exactly(fast, full), f"fast: {fast!r}\nfull: {full!r}"
     assert all(not isinstance(v, float) or math.isfinite(v) for v in fast.values())
+
+
+@given(st.one_of(simple_texts(), st.text(max_size=200).map(lambda t: t.removeprefix("\ufeff"))))
+@example("a: 1\n  \nb: 2")
+@example("a: x\x85y")
+def test_fast_path_agrees_with_the_full_parser_wherever_it_answers(text: str) -> None:
+    """skillwire guarantee (_fast_yaml.py): on any text the fast path gives the full parser's object or declines."""
+    _assert_fast_path_agrees(text)
+
+
+@given(edge_texts())
+def test_fast_path_agrees_with_the_full_parser_at_the_edge_of_its_domain(text: str) -> None:
+    """skillwire guarantee (_fast_yaml.py): a character or two from a text it answers, it agrees or declines."""
+    _assert_fast_path_agrees(text)
+
+
+block_texts = st.one_of(
+    st.text(max_size=100),
+    st.builds(
+        lambda opening, pieces: opening + "".join(pieces),
+        st.sampled_from(["---\n", "---\r\n", "--- \n", "---\r", "\n---\n", "\ufeff---\n", ""]),
+        st.lists(st.one_of(st.sampled_from(BLOCK_PIECES), st.text(max_size=3)), max_size=12),
+    ),
+)
+
+
+@given(block_texts)
+@example("---\n\n---")
+@example("---\r\n\r\n---\r\n")
+def test_block_fast_path_agrees_with_the_expression_on_any_text(text: str) -> None:
+    """skillwire guarantee (_fast_block.py): on any text the fast path finds what FRONTMATTER_BLOCK matches."""
+    assert frontmatter_block(text) == expected_block(text)

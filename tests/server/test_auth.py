@@ -25,9 +25,9 @@ import jwt
 import pytest
 
 from skillwire.cli.main import main
-from skillwire.client.host import Host
 from skillwire.client.session import SkillsClient
 from skillwire.errors import AuthenticationRequired
+from skillwire.host.host import Host
 from tests.support.oidc import OidcProvider, TestKey, hs256_with_public_key, oidc_provider, unsigned_token
 from tests.support.servers import EXAMPLE_SKILLS, HttpServer, http_server
 

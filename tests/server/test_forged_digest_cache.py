@@ -105,6 +105,7 @@ def etc_row(doc: dict[str, Any]) -> None:
             ["text/markdown", "text/plain"],
             [alpha[10][0], alpha[10][0]],
             {},
+            [],
         ]
     )
 

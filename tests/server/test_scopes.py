@@ -340,8 +340,9 @@ async def test_a_nested_skill_hidden_from_a_caller_is_plain_files_of_the_enclosi
         for uri in ("skill://outer/SKILL.md", "skill://outer/notes.md"):
             with pytest.raises(MCPError, match="No resource is served"):
                 await send(client, "resources/read", {"uri": uri})
-        with pytest.raises(MCPError, match="No directory is served"):
-            await send(client, "resources/directory/read", {"uri": "skill://outer"})
+        # skill://outer is only a prefix level on the way to the one skill this caller sees: none of its files
+        levels, _ = await pages(client, "resources/directory/read", "resources", {"uri": "skill://outer"})
+        assert [k["uri"] for k in levels] == ["skill://outer/inner"]
         kids, _ = await pages(client, "resources/directory/read", "resources", {"uri": "skill://outer/inner"})
         assert {k["uri"] for k in kids} == {"skill://outer/inner/SKILL.md", "skill://outer/inner/data.txt"}
 

@@ -35,6 +35,14 @@ def test_a_prefix_puts_a_members_skills_under_it_with_their_files() -> None:
     assert [k.name for k in catalog.children_page("skill://team/docs/pdf", None, 10).items] == ["SKILL.md", "docs"]
 
 
+def test_a_prefixed_members_empty_folders_stay_directories(tmp_path: Path) -> None:
+    """`Skill.folders` carries over under a prefix: an empty folder reads as a directory with no children."""
+    root = write_tree({"pdf/SKILL.md": skill_md("pdf"), "pdf/drafts/": b""}, tmp_path / "skills")
+    catalog = CompositeSource([Member(FolderSource([root]), ("team",))]).scan()
+    assert catalog.is_directory("skill://team/pdf/drafts")
+    assert catalog.children_page("skill://team/pdf/drafts", None, 10).items == ()
+
+
 def test_a_skill_path_offered_by_two_sources_is_refused_naming_both(tmp_path: Path) -> None:
     """Neither copy of a doubly offered skill is served; each refusal names both origins."""
     root = write_tree({"pdf/SKILL.md": skill_md("pdf"), "other/SKILL.md": skill_md("other")}, tmp_path / "skills")
@@ -110,3 +118,23 @@ async def test_a_watched_prefixed_folder_reaches_the_service(tmp_path: Path) -> 
             while service.catalog.skill("skill://team/new/SKILL.md") is None:
                 await anyio.sleep(0.05)
             tg.cancel_scope.cancel()
+
+
+def test_a_restorable_member_starts_from_its_snapshot_and_the_others_are_scanned(tmp_path: Path) -> None:
+    """restore() passes to the folder's digest cache; the composite is unverified until the next scan."""
+    root = write_tree({"pdf/SKILL.md": skill_md("pdf")}, tmp_path / "skills")
+    cache = tmp_path / "digests.json"
+    FolderSource([root], digest_cache=cache).scan()
+
+    def composite() -> CompositeSource:
+        folder = FolderSource([root], digest_cache=cache)
+        return CompositeSource([Member(folder, ("team",)), Member(MemorySource({"gen/SKILL.md": skill_md("gen")}))])
+
+    source = composite()
+    restored = source.restore()
+    assert restored is not None
+    assert [s.uri for s in restored.skills] == ["skill://gen/SKILL.md", "skill://team/pdf/SKILL.md"]
+    assert not source.verified
+    source.scan(1)
+    assert source.verified
+    assert CompositeSource([Member(MemorySource({}))]).restore() is None  # no member kept anything

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 from pathlib import Path
@@ -209,7 +210,7 @@ def test_a_snapshot_naming_a_file_outside_the_roots_is_refused(
     secret = tmp_path / "secret.txt"
     secret.write_text("do not serve\n")
     for tampered in (
-        snapshot.replace(b"{}]", b'{"scripts/run.py":"' + str(secret).encode() + b'"}]', 1),
+        snapshot.replace(b"{},[]]", b'{"scripts/run.py":"' + str(secret).encode() + b'"},[]]', 1),
         snapshot.replace(b'"scripts/run.py"', b'"../../secret.txt"', 1),
     ):
         assert tampered != snapshot
@@ -261,3 +262,34 @@ def test_forged_frontmatter_that_python_calls_equal_is_replaced_by_the_parsed_on
         assert restored.skill("skill://team/alpha/SKILL.md").frontmatter["beta"] is True  # type: ignore[union-attr]
     fm = source.scan(1).skill("skill://team/alpha/SKILL.md").frontmatter  # type: ignore[union-attr]
     assert fm["beta"] is True
+
+
+@pytest.mark.parametrize(
+    ("version", "columns"),
+    [(3, 12), (4, 12), (4, 13)],
+    ids=["version-3", "version-4-without-folders", "version-4-with-folders"],
+)
+def test_a_cache_in_an_older_row_layout_is_ignored_not_trusted(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, version: int, columns: int
+) -> None:
+    """A cache written with positional rows of another layout is never read (version 3; version 4 as two branches
+    wrote it: 12 columns, or 13 with empty folders): the warning says why, the scan indexes the disk, and the
+    cache is rewritten in the current layout (version 5: `SkillRow` with `folders`)."""
+    root, cache = tmp_path / "skills", tmp_path / "digests.json"
+    make_catalog(root)
+    (root / "team" / "alpha" / "drafts").mkdir()
+    FolderSource([root], digest_cache=cache).scan()
+    header, _, body = cache.read_bytes().partition(b"\n")
+    assert b'"version":5' in header
+    doc = json.loads(body)
+    for part in doc["per_root"]:
+        part["skills"] = [row[:columns] for row in part["skills"]]
+    old = header.replace(b'"version":5', f'"version":{version}'.encode())
+    cache.write_bytes(old + b"\n" + json.dumps(doc).encode())
+    with caplog.at_level(logging.WARNING, logger="skillwire.sources"):
+        assert FolderSource([root], digest_cache=cache).restore() is None
+    assert any(f"another layout (version {version})" in r.getMessage() for r in caplog.records)
+    catalog = FolderSource([root], digest_cache=cache).scan()
+    assert b'"version":5' in cache.read_bytes().partition(b"\n")[0]
+    assert entries(catalog) == entries(FolderSource([root]).scan())
+    assert catalog.is_directory("skill://team/alpha/drafts")

@@ -273,3 +273,54 @@ def _served(catalog: Catalog, skill_uri: str) -> list[ServedFile]:
         assert served is not None
         out.append(served)
     return out
+
+
+def test_empty_folders_and_folders_of_ignored_files_are_recorded_but_ignored_folders_are_not(tmp_path: Path) -> None:
+    """skillwire choice (Directory Resources): a folder in a skill is a directory whatever it holds, unless ignored."""
+    skill = write_skill(tmp_path / "acme" / "pdf")
+    (skill / "drafts").mkdir()
+    (skill / "cache" / "__pycache__").mkdir(parents=True)
+    (skill / "cache" / "__pycache__" / "x.pyc").write_bytes(b"\0")
+    (skill / "deep" / "er" / "est").mkdir(parents=True)
+    (skill / "scripts").mkdir()
+    (skill / "scripts" / "run.py").write_text("print(1)\n")
+    (skill / "scripts" / "tmp").mkdir()
+    (skill / "build").mkdir()
+    (skill / ".skillwireignore").write_text("build/\n")
+    (tmp_path / "acme" / "empty-beside").mkdir()  # outside every skill: nothing to serve
+    catalog = scan(tmp_path)
+    served = catalog.skill("skill://acme/pdf/SKILL.md")
+    assert served is not None
+    assert served.folders == ("cache", "deep/er/est", "drafts", "scripts/tmp")
+    assert [f.rel_path for f in served.files] == ["SKILL.md", "scripts/run.py"]
+    assert catalog.children_page("skill://acme/pdf/cache", None, 10).items == ()
+    assert not catalog.is_directory("skill://acme/pdf/build")
+    assert not catalog.is_directory("skill://acme/empty-beside")
+
+
+def test_an_empty_folder_added_later_is_seen_by_changed_and_update(tmp_path: Path) -> None:
+    """A directory read re-checks the skill's folder (`changed`): a new empty folder must count as a change."""
+    skill = write_skill(tmp_path / "pdf")
+    source = FolderSource([tmp_path])
+    source.scan()
+    assert not source.changed("skill://pdf/SKILL.md")
+    (skill / "new").mkdir()
+    assert source.changed("skill://pdf/SKILL.md")
+    catalog = source.update([str(skill / "new")], generation=1)
+    assert catalog.is_directory("skill://pdf/new")
+    assert not source.changed("skill://pdf/SKILL.md")
+
+
+def test_empty_folders_survive_a_restart_from_the_digest_cache(tmp_path: Path) -> None:
+    """The warm start (`restore`) publishes the same directories a scan does."""
+    root, cache = tmp_path / "skills", tmp_path / "digests.json"
+    skill = write_skill(root / "pdf")
+    (skill / "templates" / "empty").mkdir(parents=True)
+    scanned = FolderSource([root], digest_cache=cache).scan()
+    restored = FolderSource([root], digest_cache=cache).restore()
+    assert restored is not None
+    assert restored.skills == scanned.skills
+    assert restored.children_page("skill://pdf/templates", None, 10).items == (
+        scanned.children_page("skill://pdf/templates", None, 10).items
+    )
+    assert restored.is_directory("skill://pdf/templates/empty")

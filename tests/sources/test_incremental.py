@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from skillwire.catalog import Catalog
-from skillwire.sources import filesystem
+from skillwire.sources import filesystem, folder_index
 from skillwire.sources.filesystem import FolderSource
 
 
@@ -32,6 +32,7 @@ def picture(catalog: Catalog) -> dict[str, Any]:
         "dirs": {
             s.root_uri: [c.uri for c in catalog.children_page(s.root_uri, None, 10_000).items] for s in catalog.skills
         },
+        "folders": {s.uri: s.folders for s in catalog.skills},
     }
 
 
@@ -199,7 +200,31 @@ def ignored_broken_link(root: Path, rng: random.Random) -> list[Path]:
     return [folder / ".skillwireignore", target]
 
 
+def add_empty_folder(root: Path, rng: random.Random) -> list[Path]:
+    """An empty folder, maybe two deep, in a skill or beside one: a directory with no children."""
+    folder = rng.choice([*_skills(root), root]) / f"empty-{rng.randrange(100)}"
+    if rng.random() < 0.5:
+        folder = folder / "deeper"
+    folder.mkdir(parents=True, exist_ok=True)
+    return [folder]
+
+
+def empty_a_folder(root: Path, rng: random.Random) -> list[Path]:
+    """Every file of a folder removed but an ignored one: the folder stays a directory, now with no children."""
+    folders = sorted(p for p in root.rglob("*") if p.is_dir() and not p.is_symlink() and not (p / "SKILL.md").exists())
+    if not folders:
+        return []
+    folder = rng.choice(folders)
+    gone = [p for p in folder.iterdir() if p.is_file() or p.is_symlink()]
+    for path in gone:
+        path.unlink()
+    (folder / ".DS_Store").write_bytes(b"ignored\n")
+    return [*gone, folder / ".DS_Store"]
+
+
 MUTATIONS: list[Mutation] = [
+    add_empty_folder,
+    empty_a_folder,
     unreadable_name,
     long_uri,
     ignored_broken_link,
@@ -269,7 +294,7 @@ def test_files_removed_between_the_walk_and_the_read_are_just_gone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A file renamed away mid-scan (an editor's atomic save) must not get its whole skill refused as unreadable."""
-    monkeypatch.setattr(filesystem, "_PROGRESS_EVERY", 1)
+    monkeypatch.setattr(folder_index, "PROGRESS_EVERY", 1)
     root = tmp_path / "root"
     write_skill(root / "a")
     write_skill(root / "b")

@@ -36,10 +36,13 @@ Maker = Callable[[Mapping[str, bytes], Path], Made]
 
 
 def write_tree(files: Mapping[str, bytes], root: Path) -> Path:
-    """Write `files` under `root` (made if missing) and return it."""
+    """Write `files` under `root` (made if missing) and return it; a path ending in "/" is a folder, made empty."""
     root.mkdir(parents=True, exist_ok=True)
     for rel, data in files.items():
-        path = root.joinpath(*rel.split("/"))
+        path = root.joinpath(*rel.rstrip("/").split("/"))
+        if rel.endswith("/"):
+            path.mkdir(parents=True, exist_ok=True)
+            continue
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
     return root
@@ -64,8 +67,11 @@ def make_memory(files: Mapping[str, bytes], scratch: Path) -> Made:
 
 
 def make_git(files: Mapping[str, bytes], scratch: Path) -> Made:
-    """A repository whose one commit holds the files, served from its object database (the work tree unread)."""
-    root = write_tree(files, scratch / ROOT_NAME)
+    """A repository whose one commit holds the files, served from its object database (the work tree unread).
+
+    Git keeps no empty folder: an empty one is kept as people keep it, with a `.gitkeep` (which skillwire ignores)."""
+    kept = {(rel + ".gitkeep" if rel.endswith("/") else rel): data for rel, data in files.items()}
+    root = write_tree(kept, scratch / ROOT_NAME)
     git_init(root)
     git_commit(root, "the files")
     return Made(GitSource(root, "main"), f"{root}@main")

@@ -12,34 +12,12 @@ from skillwire.cache.store import SkillCache
 from skillwire.cli.errors import UsageError
 from skillwire.cli.inspect import headers_from, limits_from, refuse_bare_address
 from skillwire.cli.output import err, say
-from skillwire.cli.prompt import TerminalPrompt
-from skillwire.client.host import Host, IncompleteListing
 from skillwire.display import terminal_safe
 from skillwire.errors import SkillwireError
-from skillwire.host.approvals import (
-    ApprovalPrompt,
-    ApprovalStore,
-    CrossOriginReadRequest,
-    ExecutionRequest,
-    MemoryApprovalStore,
-    SkillApprovalDecision,
-    SkillApprovalRequest,
-)
+from skillwire.host.approvals import ApprovalPrompt, ApprovalStore, ApproveLoads, JsonApprovalStore, MemoryApprovalStore
+from skillwire.host.host import Host, IncompleteListing
+from skillwire.host.prompt import TerminalPrompt
 from skillwire.host.registry import LOCAL_ORIGIN, check_label
-from skillwire.store.approvals import JsonApprovalStore
-
-
-class _ApproveLoads:
-    """`--yes`: approve loading skills, grant no permission fields, allow nothing else."""
-
-    async def approve_skill(self, request: SkillApprovalRequest) -> SkillApprovalDecision:
-        return SkillApprovalDecision(approved=True, remember=False)
-
-    async def approve_execution(self, request: ExecutionRequest) -> bool:
-        return False
-
-    async def approve_cross_origin_read(self, request: CrossOriginReadRequest) -> bool:
-        return False
 
 
 def run_host(args: argparse.Namespace) -> int:
@@ -49,7 +27,7 @@ def run_host(args: argparse.Namespace) -> int:
         raise _usage("each --server needs its own LABEL")
     if (args.read or args.ls) and not args.load:
         raise _usage("--read and --ls need --load SKILL")
-    prompt: ApprovalPrompt = _ApproveLoads() if args.yes else TerminalPrompt()
+    prompt: ApprovalPrompt = ApproveLoads() if args.yes else TerminalPrompt()
     store: ApprovalStore = JsonApprovalStore(Path(args.approvals)) if args.approvals else MemoryApprovalStore()
     cache = SkillCache(Path(args.cache)) if args.cache else None
     # --token-file / --header go to every http(s) server given (stdio servers have no headers).
@@ -103,7 +81,7 @@ async def _run(
             say()
             say(loaded.text, multiline=True)  # server content: its lines kept, every escape sequence shown
             for path in args.ls:
-                for entry in host.list_skill_directory(args.load, path):
+                for entry in await host.list_skill_directory(args.load, path):
                     kind = "dir " if entry.is_directory else "file"
                     say(f"{kind} {entry.name}")
             for path in args.read:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import skillwire
 from skillwire.catalog import Catalog, Refusal
 from skillwire.cli.errors import CliError, UsageError, nothing_found
-from skillwire.cli.output import SafeFormatter, err, say
+from skillwire.cli.output import JsonFormatter, SafeFormatter, err, say
 from skillwire.errors import AuthenticationRequired, SkillwireError
 from skillwire.server.defaults import DEFAULT_CACHE_SCOPE, DEFAULT_PAGE_SIZE, DEFAULT_TTL_MS
 
@@ -48,7 +48,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     handler = logging.StreamHandler(sys.stderr)
     # Log messages interpolate URIs and file names chosen by others: each record is made terminal safe.
-    handler.setFormatter(SafeFormatter(f"{PROG}: %(levelname)s %(name)s: %(message)s"))
+    if args.log_format == "json":
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(SafeFormatter(f"{PROG}: %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(
         level=logging.DEBUG if args.debug else (logging.INFO if args.verbose else logging.WARNING),
         handlers=[handler],
@@ -103,6 +106,9 @@ def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("-v", "--verbose", action="store_true", help="log what the server does")
     common.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
+    common.add_argument(
+        "--log-format", choices=("text", "json"), default="text", help="log records as text or as JSON lines"
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     client_auth = argparse.ArgumentParser(add_help=False)
     credentials = client_auth.add_argument_group("authentication (http(s) servers)")
@@ -144,6 +150,16 @@ def _parser() -> argparse.ArgumentParser:
         "--cache-scope", choices=("public", "private"), default=DEFAULT_CACHE_SCOPE, help="default public"
     )
     serve.add_argument("--quiet", action="store_true", help="print no summary")
+    serve.add_argument(
+        "--search-tool",
+        action="store_true",
+        help="add an MCP tool search_skills that ranks the served skills for a few words (for hosts without search)",
+    )
+    serve.add_argument(
+        "--instructions",
+        metavar="TEXT|auto",
+        help="server instructions for the model; 'auto' says the server has skills and how to find them",
+    )
     serve.add_argument(
         "--digest-cache",
         metavar="FILE",
@@ -218,7 +234,9 @@ def _parser() -> argparse.ArgumentParser:
             "Exit status 1 if any skill would be refused."
         ),
     )
-    validate.add_argument("paths", nargs="+", metavar="PATH", help="a folder of skills, or a skill folder")
+    validate.add_argument(
+        "paths", nargs="+", metavar="SOURCE", help="a folder of skills or a skill folder; any SOURCE serve takes"
+    )
     validate.add_argument("--format", choices=("human", "json"), default="human", help="output format")
     validate.set_defaults(func=_validate)
 
@@ -281,6 +299,12 @@ def _network_options(serve: argparse.ArgumentParser) -> None:
         help="also answer requests for this Host (repeatable; loopback names always work)",
     )
     net.add_argument(
+        "--replica-name",
+        type=_replica_name,
+        metavar="NAME",
+        help="this replica's name behind a load balancer: session ids start with NAME. (see deploy/)",
+    )
+    net.add_argument(
         "--max-connections",
         type=_positive_int,
         default=limits.DEFAULT_MAX_CONNECTIONS,
@@ -329,6 +353,15 @@ def _network_options(serve: argparse.ArgumentParser) -> None:
         metavar="MB",
         help="MiB of large files (1 MiB and up) read at once; more reads wait (default %(default)s)",
     )
+
+
+def _replica_name(text: str) -> str:
+    from skillwire.server.replica import check_replica_name
+
+    try:
+        return check_replica_name(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _positive_float(text: str) -> float:
@@ -434,6 +467,8 @@ def _serve(args: argparse.Namespace) -> int:
     address = None if args.http is None else _host_port(args.http)
     if address is None and (args.auth_issuer or args.token_file or args.required_scope):
         raise UsageError("--auth-issuer, --token-file and --required-scope apply to --http only (stdio has no callers)")
+    if address is None and args.replica_name is not None:
+        raise UsageError("--replica-name applies to --http only (a stdio server has one client and no balancer)")
     callers = None
     if args.scopes is not None:  # a bad policy is reported before scanning, as the only line
         from skillwire.server.scopes_file import PolicyFile
@@ -460,7 +495,19 @@ def _serve(args: argparse.Namespace) -> int:
         print_summary(catalog, sys.stderr)
         if extension.service.restored:
             err(f"{PROG}: restored from {args.digest_cache}; checking the disk in the background")
-    server = build_server(extension)
+    search = None
+    if args.search_tool:
+        from skillwire.server.search_tool import SkillSearch
+
+        search = SkillSearch(extension)
+    instructions = args.instructions
+    if instructions == "auto":
+        from skillwire.server.search_tool import auto_instructions
+
+        instructions = auto_instructions(catalog, search_tool=search is not None, scoped=callers is not None)
+    server = build_server(extension, instructions=instructions)
+    if search is not None:
+        search.install(server)
     live = LiveReload(
         extension.service, watch=args.watch, callers=callers, max_listen_streams=limits.max_listen_streams
     )
@@ -503,6 +550,7 @@ def _serve(args: argparse.Namespace) -> int:
             hosts=hosts,
             auth=auth,
             callers=callers,
+            replica=args.replica_name,
         )
 
     with contextlib.suppress(KeyboardInterrupt):

@@ -2,7 +2,8 @@
 
 Commands call `say` / `err` instead of `print`, so a name chosen by a server or a file name on disk can
 never move the cursor, retitle the window or write the clipboard. Our own styling (colour) is added
-after escaping, by `Terminal`; the log handler formats records with `SafeFormatter`.
+after escaping, by `Terminal`; the log handler formats records with `SafeFormatter` (or `JsonFormatter`: one
+JSON object a line, for log collectors).
 
     say(f"server: {name} (self-reported)")           # stdout, one line
     err(f"skillwire: error: {message}")               # stderr
@@ -14,11 +15,12 @@ from __future__ import annotations
 import logging
 import sys
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Final, TextIO
 
 from skillwire.display import json_for_terminal, terminal_safe
 
-__all__ = ["SafeFormatter", "Styled", "Terminal", "err", "say", "say_json"]
+__all__ = ["JsonFormatter", "SafeFormatter", "Styled", "Terminal", "err", "say", "say_json"]
 
 _SGR: Final = {"red": "31", "green": "32", "yellow": "33", "bold": "1", "dim": "2"}
 
@@ -93,3 +95,22 @@ class SafeFormatter(logging.Formatter):
 
     def formatStack(self, stack_info: str) -> str:
         return terminal_safe(super().formatStack(stack_info), multiline=True)
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object a line (`time`, `level`, `logger`, `message`, and `exception` with the traceback), terminal
+    safe like every other line: control and invisible characters are `\\uXXXX` escapes, so no record can forge
+    another."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        if record.stack_info:
+            entry["stack"] = self.formatStack(record.stack_info)
+        return json_for_terminal(entry, indent=None)

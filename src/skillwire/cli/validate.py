@@ -1,8 +1,10 @@
-"""`skillwire validate PATH...`: what a server would refuse, and what another host may read differently.
+"""`skillwire validate SOURCE...`: what a server would refuse, and what another host may read differently.
 
-Refusals come from `FolderSource.scan`, the very code `skillwire serve` runs; warnings come from
-`skillwire.lint`. Exit status: 0 when nothing would be refused (warnings alone are fine), 1 when
-something would be, 2 for usage errors.
+SOURCE is anything `skillwire serve` takes (`sources.spec`: a folder, KIND:TARGET, PREFIX=SOURCE). Refusals come
+from the source's own scan, the very code `skillwire serve` runs (every source builds skills with the core rules
+of `skill_rules`); warnings come from `skillwire.lint`, on SKILL.md bytes read through the catalog. For folders,
+files a skill's folder holds but the server leaves out are reported too. Exit status: 0 when nothing would be
+refused (warnings alone are fine), 1 when something would be, 2 for usage errors.
 
 `--format json` prints one object, schema version 1 (stable: keys are only ever added):
 
@@ -25,14 +27,15 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from skillwire.catalog import Catalog, FileContent
-from skillwire.cli.errors import nothing_found
+from skillwire.cli.errors import UsageError, nothing_found
 from skillwire.cli.output import Styled, Terminal, say_json
 from skillwire.fields import RULES as OPTIONAL_FIELD_RULES
 from skillwire.lint import LintWarning, lint_skill_md
 from skillwire.skill_rules import shown_name
-from skillwire.sources.filesystem import FolderFile, FolderSource
+from skillwire.sources.filesystem import FolderFile
 from skillwire.sources.ignore import IGNORE_FILE
 from skillwire.sources.safe_open import read_regular
+from skillwire.sources.spec import SourceOptions, SpecError, open_sources, parse_spec
 
 MAX_SKILL_MD_BYTES = 8 << 20  # a SKILL.md larger than this is not linted (the frontmatter sits at its start anyway)
 
@@ -53,7 +56,8 @@ FIXES: dict[str, str] = {
     "file-name-control": "rename it without control characters (tab, newline, escape)",
     "file-name-backslash": "rename it without '\\'",
     "uri-too-long": "shorten folder or file names",
-    "duplicate-uri": "rename one of the folders: two roots publish the same skill path",
+    "duplicate-uri": "rename one of the folders, or serve one source under a prefix (PREFIX=SOURCE)",
+    "overlapping-sources": "serve one of the sources under a prefix (PREFIX=SOURCE) outside the other's skills",
     "path-authority": "rename the top folder to lowercase letters, digits and '-'",
     "not-utf8": "save SKILL.md as UTF-8",
     "frontmatter-missing": "start SKILL.md with '---', the fields 'name' and 'description', then '---'",
@@ -78,8 +82,12 @@ FIXES: dict[str, str] = {
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    roots = [Path(p) for p in args.paths]
-    catalog = FolderSource(roots, project_ignores=True).scan()  # a repo's .venv and node_modules hold no skills
+    roots = [Path(s.target) for s in map(parse_spec, args.paths) if s.kind == "folder"]
+    try:  # project ignores: a repo's .venv and node_modules hold no skills
+        source = open_sources(args.paths, SourceOptions(project_ignores=True))
+    except SpecError as error:
+        raise UsageError(str(error)) from None
+    catalog = source.scan()
     nothing = nothing_found(catalog, args.paths)
     if nothing is not None:
         raise nothing
@@ -135,8 +143,8 @@ def _lint_all(catalog: Catalog, roots: Sequence[Path]) -> list[LintWarning]:
         served = catalog.file(skill.uri)
         if served is not None:
             targets.append((served.content, _shown(catalog, skill.uri, roots)))
-    for refusal in catalog.refusals:
-        if refusal.skill and os.path.basename(refusal.path) == "SKILL.md":
+    for refusal in catalog.refusals:  # a refused skill in a folder: its SKILL.md is read from where it was found
+        if refusal.skill and os.path.basename(refusal.path) == "SKILL.md" and _in_any(refusal.path, roots):
             targets.append((_AnyFile(refusal.path), refusal.path))
     out: list[LintWarning] = []
     for content, shown in targets:
@@ -197,6 +205,11 @@ def _ignored(path: str, kind: str) -> LintWarning:
         message=f"this {kind} is in the skill's folder but is not served (built-in ignore rules or .skillwireignore)",
         fix="delete it, or if the skill needs it, take it out of .skillwireignore",
     )
+
+
+def _in_any(path: str, roots: Sequence[Path]) -> bool:
+    """True if `path` (as a refusal names it) lies under one of the folder `roots` as they were given."""
+    return any(path == str(root) or path.startswith(str(root).rstrip(os.sep) + os.sep) for root in roots)
 
 
 def _shown(catalog: Catalog, uri: str, roots: Sequence[Path]) -> str:

@@ -41,6 +41,7 @@ from skillwire.client.credentials import authentication_required
 from skillwire.errors import ResponseTooLarge, SkillwireError
 from skillwire.host.entry import InvalidEntry, SkillEntry, parse_entry
 from skillwire.host.limits import DEFAULT_LIMITS, ClientLimits
+from skillwire.uri import same_uri
 from skillwire.wire import DIRECTORY_READ, EXTENSION_ID, RESOURCES_READ, SKILLS_GET, SKILLS_LIST, SkillsGetParams
 
 logger = logging.getLogger(__name__)
@@ -358,7 +359,7 @@ class SkillsClient:
         if result.skill is None:
             raise UnexpectedResponse(SKILLS_GET, "the result has no `skill` object", uri=uri)
         entry = parse_entry(result.skill)
-        if entry.uri != uri:
+        if not same_uri(entry.uri, uri):
             raise InvalidEntry(entry.uri, f"skills/get for {uri[:200]} answered with the entry of another skill")
         return entry
 

@@ -1,5 +1,7 @@
-"""The host side: entries, verification, registry, approvals, the acting window and security policy.
+"""The host side: `Host` (`host.py`) and the rules it applies.
 
-Everything in this package is pure (no I/O); the SDK client, the disk cache and
-the approval store are adapters around it (`skillwire.client`, `skillwire.cache`).
+The rules are pure (no I/O): entries, verification, registry, approvals, the acting window and security
+policy. `Host` drives them over the SDK client (`skillwire.client`), the disk cache (`skillwire.cache`) and an
+approval store (`approvals.JsonApprovalStore` writes one file); `prompt.TerminalPrompt` asks on a terminal and
+`tools.skill_tools` hands a `Host` to a model. Import the public names from `skillwire`.
 """

@@ -8,21 +8,39 @@ persisted approval never covers them (skillwire keeps their approvals for the
 session only). Nested Skills: approving a skill never approves a skill nested in
 it (approvals are per (origin, uri), so they cannot).
 
+The rules (`check`, `diff_content`, `requested_grants`) are pure. The two pluggable parts are Protocols:
+`ApprovalPrompt` asks the user (`DenyAll`, the default; `ApproveLoads`, unattended: approves loading, grants
+nothing; `skillwire.host.prompt.TerminalPrompt`), and `ApprovalStore` remembers (`MemoryApprovalStore`;
+`JsonApprovalStore`, a JSON file: durable approvals only, since a persisted approval "MUST NOT [be treated]
+as covering whatever content the server currently serves" for a dynamic skill).
+
     status = check(store.get(key), entry)     # Approved / NeedsApproval(reason, change)
     decision = await prompt.approve_skill(SkillApprovalRequest(...))
+    store = JsonApprovalStore(Path("~/.config/skillwire/approvals.json").expanduser())
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+import os
+import tempfile
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from pathlib import Path
+from typing import Any, Literal, Protocol
 
+from skillwire.errors import SkillwireError
 from skillwire.host.entry import SkillEntry
 from skillwire.host.registry import SkillKey
 
-#: Frontmatter fields that widen what the model may do; honoured only when the user grants them.
-PERMISSION_FIELDS: frozenset[str] = frozenset({"allowed-tools", "hooks", "permissions", "allowed-commands"})
+#: The frontmatter fields a host acts on for an MCP-served skill without asking: the Agent Skills specification's
+#: descriptive fields (`name`, `description`, `license`, `compatibility`, `metadata`), which say what a skill is and
+#: grant nothing. Security Considerations: hosts "MUST NOT honor frontmatter fields that widen the model's tool or
+#: filesystem permissions" and "MUST ignore or approval-gate" declarative fields such as hooks and scripts. A host
+#: cannot know what a field it has never heard of does, so every other field (the Agent Skills `allowed-tools`,
+#: `hooks`, `scripts`, `commands`, another agent's or a future revision's field) is an allow-list miss: shown to the
+#: user as a request, and acted on only where they grant it for that skill.
+SAFE_FIELDS: frozenset[str] = frozenset({"name", "description", "license", "compatibility", "metadata"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,13 +108,20 @@ def check(approval: Approval | None, entry: SkillEntry) -> Approved | NeedsAppro
 
 
 def requested_grants(frontmatter: Mapping[str, object]) -> dict[str, object]:
-    """The permission-widening fields an entry's frontmatter asks for."""
-    return {k: v for k, v in frontmatter.items() if k in PERMISSION_FIELDS}
+    """The fields of an entry's frontmatter outside `SAFE_FIELDS`: each takes effect only if the user grants it."""
+    return {k: v for k, v in frontmatter.items() if k not in SAFE_FIELDS}
 
 
 @dataclass(frozen=True, slots=True)
 class SkillApprovalRequest:
-    """What the user is asked to approve before a skill is loaded."""
+    """What the user is asked to approve before a skill is loaded.
+
+    `requested` holds the frontmatter fields outside `SAFE_FIELDS`, each to grant or not. `read_skill_md`, when
+    set, fetches SKILL.md, verifies it against the entry and returns its text, for a user who wants to read it
+    before deciding (Security Considerations: hosts "SHOULD let users inspect a skill's content before it is
+    loaded"). It fetches only when called (Lazy Retrieval), at most once per load; the load then uses those
+    bytes. The text is the server's: show it through `skillwire.display.terminal_safe` or the like.
+    """
 
     key: SkillKey
     handle: str
@@ -104,6 +129,7 @@ class SkillApprovalRequest:
     reason: Reason
     change: ContentChange | None = None
     requested: Mapping[str, object] = field(default_factory=dict)
+    read_skill_md: Callable[[], Awaitable[str]] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +158,8 @@ class CrossOriginReadRequest:
 
 
 class ApprovalPrompt(Protocol):
-    """Asks the user. Ship-with implementations: `DenyAll` (non-interactive) and a terminal prompt (CLI)."""
+    """Asks the user. Ship-with implementations: `DenyAll` (the default), `ApproveLoads` (unattended) and
+    `skillwire.host.prompt.TerminalPrompt`."""
 
     async def approve_skill(self, request: SkillApprovalRequest) -> SkillApprovalDecision: ...
 
@@ -152,6 +179,17 @@ class DenyAll:
 
     async def approve_cross_origin_read(self, request: CrossOriginReadRequest) -> bool:
         return False
+
+
+class ApproveLoads(DenyAll):
+    """Unattended use (`skillwire host --yes`, a test, a CI job): every skill may load, for this session only, with
+    no frontmatter field granted; code execution and cross-origin reads are refused (as `DenyAll` refuses them).
+    Safer to copy than a prompt that says yes to everything: loading puts text in context, a grant widens what the
+    model may do.
+    """
+
+    async def approve_skill(self, request: SkillApprovalRequest) -> SkillApprovalDecision:
+        return SkillApprovalDecision(approved=True, remember=False)
 
 
 class ApprovalStore(Protocol):
@@ -184,3 +222,88 @@ class MemoryApprovalStore:
     def remove_origin(self, origin: str) -> None:
         for key in [k for k in self._approvals if k.origin == origin]:
             del self._approvals[key]
+
+
+_FORMAT = 1
+
+
+class ApprovalFileError(SkillwireError):
+    """The approvals file exists but cannot be read as approvals; it is left untouched."""
+
+
+class JsonApprovalStore:
+    """Durable approvals in one JSON file (written atomically, mode 0600); session approvals in memory."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._session = MemoryApprovalStore()
+        self._durable: dict[SkillKey, Approval] = self._load()
+
+    def get(self, key: SkillKey) -> Approval | None:
+        return self._session.get(key) or self._durable.get(key)
+
+    def put(self, approval: Approval) -> None:
+        if approval.session_only:
+            self._session.put(approval)
+            return
+        self._durable[approval.key] = approval
+        self._save()
+
+    def revoke(self, key: SkillKey) -> None:
+        self._session.revoke(key)
+        if self._durable.pop(key, None) is not None:
+            self._save()
+
+    def remove_origin(self, origin: str) -> None:
+        self._session.remove_origin(origin)
+        before = len(self._durable)
+        self._durable = {k: v for k, v in self._durable.items() if k.origin != origin}
+        if len(self._durable) != before:
+            self._save()
+
+    def _load(self) -> dict[SkillKey, Approval]:
+        try:
+            raw = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            raise ApprovalFileError(
+                f"{self.path}: cannot read approvals ({exc}); move it aside to start afresh"
+            ) from exc
+        try:
+            if raw.get("format") != _FORMAT:
+                raise ValueError(f"unknown format {raw.get('format')!r}")
+            out: dict[SkillKey, Approval] = {}
+            for item in raw["approvals"]:
+                key = SkillKey(str(item["origin"]), str(item["uri"]))
+                content = frozenset((str(u), str(d)) for u, d in item["content"])
+                out[key] = Approval(key, content, frozenset(str(g) for g in item.get("grants", [])))
+            return out
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ApprovalFileError(
+                f"{self.path}: not an approvals file ({exc}); move it aside to start afresh"
+            ) from exc
+
+    def _save(self) -> None:
+        data: dict[str, Any] = {
+            "format": _FORMAT,
+            "approvals": [
+                {
+                    "origin": a.key.origin,
+                    "uri": a.key.uri,
+                    "content": sorted([u, d] for u, d in a.content),
+                    "grants": sorted(a.grants),
+                }
+                for a in sorted(self._durable.values(), key=lambda a: (a.key.origin, a.key.uri))
+            ],
+        }
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".approvals-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(data, fh, indent=1)
+            os.chmod(tmp, 0o600)
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise

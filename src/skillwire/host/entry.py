@@ -24,7 +24,7 @@ from skillwire.digest import is_digest
 from skillwire.errors import SkillwireError
 from skillwire.manifest import MAX_RESOURCES, MAX_TOTAL_BYTES
 from skillwire.names import name_problem
-from skillwire.uri import SKILL_FILE
+from skillwire.uri import SKILL_FILE, normal_uri, same_uri
 
 Dynamic = Literal["dynamic"]
 
@@ -81,13 +81,14 @@ class SkillEntry:
         return frozenset((r.uri, r.digest) for r in self.resources)
 
     def resource(self, uri: str) -> EntryResource | None:
-        """The manifest record for `uri`, or None if the entry does not list it."""
+        """The manifest record for `uri` in any equivalent spelling (`same_uri`), or None if the entry does not
+        list it. The record keeps the URI exactly as listed (`parse_entry` refuses two spellings of one file)."""
         if isinstance(self.resources, str):
             return None
         for r in self.resources:
             if r.uri == uri:
                 return r
-        return None
+        return next((r for r in self.resources if same_uri(r.uri, uri)), None)
 
     @property
     def skill_md(self) -> EntryResource | None:
@@ -160,28 +161,30 @@ def parse_entry(raw: object) -> SkillEntry:
         return SkillEntry(uri, dict(fm), "dynamic")
     if not isinstance(resources, list):
         raise InvalidEntry(shown, "resources must be an array or the string 'dynamic'")
-    root = uri[: -len(SKILL_FILE)]
+    # Compared in normal form (`same_uri`): another spelling of the root or of a listed file is that root or file.
+    root = normal_uri(uri[: -len(SKILL_FILE)])
     parsed: list[EntryResource] = []
     seen: set[str] = set()
     for i, item in enumerate(resources):
         if not isinstance(item, Mapping):
             raise InvalidEntry(shown, f"resources[{i}] is not an object")
         r_uri, digest, size = item.get("uri"), item.get("digest"), item.get("size")
-        if not isinstance(r_uri, str) or not r_uri.startswith(root) or len(r_uri) == len(root):
+        normal = normal_uri(r_uri) if isinstance(r_uri, str) else ""
+        if not isinstance(r_uri, str) or not normal.startswith(root) or len(normal) == len(root):
             raise InvalidEntry(shown, f"resources[{i}].uri is not a file within the skill's directory")
-        tail = r_uri[len(root) :].split("/")
+        tail = normal[len(root) :].split("/")
         if any(_dot_or_empty(s) for s in tail):
             raise InvalidEntry(shown, f"resources[{i}].uri has an empty, '.' or '..' segment")
-        if r_uri in seen:
+        if normal in seen:
             raise InvalidEntry(shown, f"resources[{i}].uri {r_uri[:200]} is listed twice")
         if not is_digest(digest):
             raise InvalidEntry(shown, f"resources[{i}].digest is not 'sha256:' and 64 lowercase hex characters")
         if isinstance(size, bool) or not isinstance(size, int) or size < 0:
             raise InvalidEntry(shown, f"resources[{i}].size is not a non-negative integer")
-        seen.add(r_uri)
+        seen.add(normal)
         assert isinstance(digest, str)
         parsed.append(EntryResource(r_uri, digest, size))
-    if uri not in seen:
+    if normal_uri(uri) not in seen:
         raise InvalidEntry(shown, "resources does not list SKILL.md itself, so it is not complete")
     clash = _file_and_folder(root, parsed)
     if clash is not None:
@@ -196,7 +199,7 @@ def _file_and_folder(root: str, resources: list[EntryResource]) -> str | None:
     """
     files: dict[tuple[str, ...], str] = {}
     for r in resources:
-        files.setdefault(tuple(unquote(s) for s in r.uri[len(root) :].split("/")), r.uri)
+        files.setdefault(tuple(unquote(s) for s in normal_uri(r.uri)[len(root) :].split("/")), r.uri)
     for path, file_uri in files.items():
         for end in range(1, len(path)):
             folder = files.get(path[:end])

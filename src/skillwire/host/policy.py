@@ -3,9 +3,10 @@
 Security Considerations: content "MUST [be tagged] with its originating server
 identity at the point it enters model context"; frontmatter fields that widen
 permissions (`allowed-tools`, hooks) "MUST be ignored for MCP-origin skills
-unless the user has explicitly approved that grant for that skill".
+unless the user has explicitly approved that grant for that skill". The host
+acts on an allow-list (`SAFE_FIELDS`); any other field needs a grant.
 
-    effective_frontmatter(fm, grants=frozenset())   # allowed-tools dropped
+    effective_frontmatter(fm, grants=frozenset())   # only SAFE_FIELDS kept
     tag_for_model(key, uri, text)                   # text wrapped with its origin
 """
 
@@ -17,7 +18,7 @@ from collections.abc import Mapping
 from urllib.parse import quote
 
 from skillwire.display import HIDDEN, INVISIBLE, LAYOUT, clip
-from skillwire.host.approvals import PERMISSION_FIELDS
+from skillwire.host.approvals import SAFE_FIELDS
 from skillwire.host.registry import SkillKey
 
 # What a reader might skip over inside a closing tag: whitespace and invisible characters.
@@ -31,8 +32,8 @@ _URI_SAFE = "!#$%&'()*+,/:;=?@[]~"
 
 
 def effective_frontmatter(frontmatter: Mapping[str, object], grants: frozenset[str]) -> dict[str, object]:
-    """The frontmatter the host acts on: permission-widening fields kept only where the user granted them."""
-    return {k: v for k, v in frontmatter.items() if k not in PERMISSION_FIELDS or k in grants}
+    """The frontmatter the host acts on: the fields of `SAFE_FIELDS`, and any other only where the user granted it."""
+    return {k: v for k, v in frontmatter.items() if k in SAFE_FIELDS or k in grants}
 
 
 def display_text(text: str, *, limit: int = 1024) -> str:

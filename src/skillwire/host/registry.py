@@ -16,6 +16,10 @@ caller is told every candidate.
     registry.set_origin("docs", entries)
     registry.resolve("docs:refunds")
     registry.collisions()        # names carried by more than one skill, with their handles
+    registry.search("refund a charge")   # skills of every origin, most relevant first
+
+The search index follows every change to the registry, one skill at a time, and holds listing data only
+(name, description, other frontmatter text, the skill's path): nothing is fetched to search.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from dataclasses import dataclass
 
 from skillwire.errors import SkillwireError
 from skillwire.host.entry import SkillEntry
+from skillwire.search import Document, SearchIndex, skill_document
+from skillwire.uri import same_uri
 
 LOCAL_ORIGIN = "local"
 
@@ -98,19 +104,25 @@ class Registry:
 
     def __init__(self) -> None:
         self._by_origin: dict[str, dict[str, RegisteredSkill]] = {}
+        self._index = SearchIndex()
 
     def set_origin(self, label: str, entries: Iterable[SkillEntry]) -> None:
         """Record (or replace) every entry one server published."""
         check_label(label)
         entries = list(entries)
         handles = _handles(label, [(e.uri, e.name, e.root_uri.split("://", 1)[-1].split("/")) for e in entries])
-        self._by_origin[label] = {
-            e.uri: RegisteredSkill(SkillKey(label, e.uri), handles[e.uri], e.name, e.description, e) for e in entries
-        }
+        self._replace(
+            label,
+            {e.uri: RegisteredSkill(SkillKey(label, e.uri), handles[e.uri], e.name, e.description, e) for e in entries},
+        )
 
     def update_entry(self, label: str, entry: SkillEntry) -> RegisteredSkill:
         """Record a fresher entry for one skill (from skills/get), adding it if it was not listed."""
-        current = {uri: s.entry for uri, s in self._by_origin.get(label, {}).items() if s.entry is not None}
+        current = {
+            uri: s.entry
+            for uri, s in self._by_origin.get(label, {}).items()
+            if s.entry is not None and not same_uri(uri, entry.uri)
+        }
         current[entry.uri] = entry
         self.set_origin(label, current.values())
         return self._by_origin[label][entry.uri]
@@ -119,15 +131,38 @@ class Registry:
         """Record the host's own filesystem skills (origin `local`)."""
         skills = list(skills)
         handles = _handles(LOCAL_ORIGIN, [(s.location, s.name, [s.name]) for s in skills])
-        self._by_origin[LOCAL_ORIGIN] = {
-            s.location: RegisteredSkill(
-                SkillKey(LOCAL_ORIGIN, s.location), handles[s.location], s.name, s.description, None
-            )
-            for s in skills
-        }
+        self._replace(
+            LOCAL_ORIGIN,
+            {
+                s.location: RegisteredSkill(
+                    SkillKey(LOCAL_ORIGIN, s.location), handles[s.location], s.name, s.description, None
+                )
+                for s in skills
+            },
+        )
 
     def remove_origin(self, label: str) -> None:
+        self._replace(label, {})
         self._by_origin.pop(label, None)
+
+    def search(self, query: str, limit: int = 10) -> tuple[RegisteredSkill, ...]:
+        """The `limit` skills of every origin most relevant to `query`, best first (`skillwire.search`)."""
+        found = (self.get(hit.key) for hit in self._index.search(query, limit) if isinstance(hit.key, SkillKey))
+        return tuple(skill for skill in found if skill is not None)
+
+    def _replace(self, label: str, skills: dict[str, RegisteredSkill]) -> None:
+        """Make `skills` the origin's, re-indexing only the skills whose listing text changed."""
+        before = self._by_origin.get(label, {})
+        for uri, old in before.items():
+            if uri not in skills:
+                self._index.remove(old.key)
+        changed = [
+            _document(skill)
+            for uri, skill in skills.items()
+            if (previous := before.get(uri)) is None or _document(previous) != _document(skill)
+        ]
+        self._index.update(changed)
+        self._by_origin[label] = skills
 
     @property
     def origins(self) -> tuple[str, ...]:
@@ -146,7 +181,7 @@ class Registry:
         label, sep, rest = ref.partition(":")
         if sep and label in self._by_origin and not rest.startswith("//"):
             for skill in self._by_origin[label].values():
-                if skill.handle == ref or skill.key.uri == rest:
+                if skill.handle == ref or ("://" in rest and same_uri(skill.key.uri, rest)):
                     return skill
             named = sorted(s.handle for s in self._by_origin[label].values() if s.name == rest)
             if named:
@@ -165,6 +200,12 @@ class Registry:
         for skill in self.skills():
             by_name.setdefault(skill.name, []).append(skill.handle)
         return {name: tuple(handles) for name, handles in sorted(by_name.items()) if len(handles) > 1}
+
+
+def _document(skill: RegisteredSkill) -> Document:
+    """What search indexes of a skill: its name, description, other frontmatter text and the words of its path."""
+    frontmatter = skill.entry.frontmatter if skill.entry is not None else {}
+    return skill_document(skill.key, skill.key.uri, skill.name, skill.description, frontmatter)
 
 
 def _handles(label: str, items: Sequence[tuple[str, str, Sequence[str]]]) -> dict[str, str]:

@@ -123,9 +123,9 @@ def metadata_routes(config: AuthConfig) -> list[Route]:
 class _Guard:
     """Every path but the metadata goes through the SDK's `RequireAuthMiddleware`."""
 
-    def __init__(self, app: ASGIApp, *, config: AuthConfig) -> None:
+    def __init__(self, app: ASGIApp, *, config: AuthConfig, open_paths: tuple[str, ...] = ()) -> None:
         self._open = app
-        self._open_paths = frozenset(metadata_paths(config))
+        self._open_paths = frozenset(metadata_paths(config) + open_paths)
         # Token-file-only servers publish no metadata (RFC 9728 metadata names an authorization server), so
         # their 401 names none either: the token comes from whoever runs the server.
         metadata = AnyHttpUrl(config.metadata_url) if config.issuer is not None else None
@@ -138,9 +138,10 @@ class _Guard:
             await self._guarded(scope, receive, send)
 
 
-def install(app: Starlette, config: AuthConfig, verifier: TokenVerifier) -> None:
-    """Guard every route of `app` but the metadata (the page too: a browser must send the header, e.g. a proxy)."""
+def install(app: Starlette, config: AuthConfig, verifier: TokenVerifier, *, open_paths: tuple[str, ...] = ()) -> None:
+    """Guard every route of `app` but the metadata and `open_paths` (the page too: a browser must send the header,
+    e.g. a proxy)."""
     # add_middleware puts each new one outside the last: authentication runs first, then the context, then the guard.
-    app.add_middleware(_Guard, config=config)
+    app.add_middleware(_Guard, config=config, open_paths=open_paths)
     app.add_middleware(AuthContextMiddleware)
     app.add_middleware(AuthenticationMiddleware, backend=BearerAuthBackend(verifier))

@@ -7,6 +7,9 @@ Capability Negotiation: the server declares
 `resources/read` and `resources/list` are shared with whatever else the server
 serves: a middleware answers for `skill://` URIs and passes everything else on.
 With a `CallerResolver` (a scopes policy), every answer is the caller's view.
+Error Handling: "Internal errors: -32603"; a handler that fails unexpectedly answers
+-32603 with a generic message on both eras (the SDK would send code 0 and the
+exception's text, paths included, to a handshake-era client); the traceback is logged.
 
     skills = SkillsExtension.from_paths(["skills/"])
     mcp = MCPServer("docs", extensions=[skills], middleware=[skills.middleware])
@@ -15,13 +18,14 @@ With a `CallerResolver` (a scopes policy), every answer is the caller's view.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp.server.extension import Extension, MethodBinding
+from mcp.server.extension import Extension, MethodBinding, RequestHandler
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 from mcp_types import ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams
@@ -33,6 +37,7 @@ from skillwire.sources.filesystem import FolderSource
 from skillwire.wire import (
     DIRECTORY_READ,
     EXTENSION_ID,
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     RESOURCES_LIST,
     RESOURCES_READ,
@@ -50,6 +55,8 @@ _LIST_ROUTE = "skillwire/resources/list"
 # A resources/list cursor that belongs to the server's other resources, wrapped.
 _DOWNSTREAM = "downstream:"
 
+logger = logging.getLogger(__name__)
+
 
 class SkillsExtension(Extension):
     """Serves a `SkillService` through the SDK: extension methods plus a resources middleware."""
@@ -61,7 +68,8 @@ class SkillsExtension(Extension):
         self.service = service
         self.callers = callers
 
-    async def _scope(self) -> Visibility | None:
+    async def scope(self) -> Visibility | None:
+        """What the current request's caller may see (None: everything)."""
         return None if self.callers is None else await self.callers.scope()
 
     @classmethod
@@ -76,11 +84,11 @@ class SkillsExtension(Extension):
 
     def methods(self) -> Sequence[MethodBinding]:
         return (
-            MethodBinding(SKILLS_LIST, SkillsListParams, self._skills_list),
-            MethodBinding(SKILLS_GET, SkillsGetParams, self._skills_get),
-            MethodBinding(DIRECTORY_READ, DirectoryReadParams, self._directory_read),
-            MethodBinding(_READ_ROUTE, ReadResourceRequestParams, self._resources_read),
-            MethodBinding(_LIST_ROUTE, PaginatedRequestParams, self._resources_list),
+            MethodBinding(SKILLS_LIST, SkillsListParams, _contained(SKILLS_LIST, self._skills_list)),
+            MethodBinding(SKILLS_GET, SkillsGetParams, _contained(SKILLS_GET, self._skills_get)),
+            MethodBinding(DIRECTORY_READ, DirectoryReadParams, _contained(DIRECTORY_READ, self._directory_read)),
+            MethodBinding(_READ_ROUTE, ReadResourceRequestParams, _contained(RESOURCES_READ, self._resources_read)),
+            MethodBinding(_LIST_ROUTE, PaginatedRequestParams, _contained(RESOURCES_LIST, self._resources_list)),
         )
 
     def install(self, server: Server[Any]) -> None:
@@ -101,25 +109,25 @@ class SkillsExtension(Extension):
     # -- handlers ----------------------------------------------------------------------------------------------------
 
     async def _skills_list(self, ctx: ServerRequestContext[Any, Any], params: SkillsListParams) -> HandlerResult:
-        return self.service.list_skills(params.cursor, modern=_modern(ctx), scope=await self._scope())
+        return self.service.list_skills(params.cursor, modern=_modern(ctx), scope=await self.scope())
 
     async def _skills_get(self, ctx: ServerRequestContext[Any, Any], params: SkillsGetParams) -> HandlerResult:
-        return await self.service.get_skill(params.uri, modern=_modern(ctx), scope=await self._scope())
+        return await self.service.get_skill(params.uri, modern=_modern(ctx), scope=await self.scope())
 
     async def _directory_read(self, ctx: ServerRequestContext[Any, Any], params: DirectoryReadParams) -> HandlerResult:
         return await self.service.read_directory(
-            params.uri, params.cursor, modern=_modern(ctx), scope=await self._scope()
+            params.uri, params.cursor, modern=_modern(ctx), scope=await self.scope()
         )
 
     async def _resources_read(
         self, ctx: ServerRequestContext[Any, Any], params: ReadResourceRequestParams
     ) -> HandlerResult:
-        return await self.service.read_resource(params.uri, modern=_modern(ctx), scope=await self._scope())
+        return await self.service.read_resource(params.uri, modern=_modern(ctx), scope=await self.scope())
 
     async def _resources_list(
         self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams
     ) -> HandlerResult:
-        return self.service.list_resources(params.cursor, modern=_modern(ctx), scope=await self._scope())
+        return self.service.list_resources(params.cursor, modern=_modern(ctx), scope=await self.scope())
 
     # -- middleware --------------------------------------------------------------------------------------------------
 
@@ -162,6 +170,21 @@ class SkillsExtension(Extension):
         if isinstance(result, dict) and isinstance(result.get("nextCursor"), str):
             result["nextCursor"] = _DOWNSTREAM + result["nextCursor"]
         return result
+
+
+def _contained(method: str, handler: RequestHandler) -> RequestHandler:
+    """`handler`, answering -32603 with a generic message for any failure that is not already a protocol error."""
+
+    async def answer(ctx: ServerRequestContext[Any, Any], params: Any) -> HandlerResult:
+        try:
+            return await handler(ctx, params)
+        except MCPError:
+            raise
+        except Exception:
+            logger.exception("internal error while answering %s", method)
+            raise MCPError(INTERNAL_ERROR, f"Internal error while answering {method}; see the server log") from None
+
+    return answer
 
 
 def _modern(ctx: ServerRequestContext[Any, Any]) -> bool:

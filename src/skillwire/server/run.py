@@ -2,7 +2,8 @@
 
 The server is the SDK's low-level `Server` with the Skills extension installed;
 both protocol eras are served (2026-07-28 `server/discover` and the
-`initialize` handshake). Over HTTP the endpoint is `/mcp`. With a `LiveReload`
+`initialize` handshake). Over HTTP the endpoint is `/mcp`, with `/healthz`, `/readyz` and
+`/metrics` beside it for operators (`ops.py`). With a `LiveReload`
 (see `watch.py`) the catalog follows the disk and clients are told when it changes.
 
     ext = SkillsExtension.from_paths(["skills/"])
@@ -34,6 +35,8 @@ from skillwire.server.connections import guarded_protocol, throttled_resource_er
 from skillwire.server.extension import SkillsExtension
 from skillwire.server.guard import HostOriginGuard, HostPolicy
 from skillwire.server.limits import ServeLimits
+from skillwire.server.ops import PROBE_PATHS, ServerMetrics, ops_routes
+from skillwire.server.replica import ReplicaSessions
 from skillwire.server.service import SkillService
 from skillwire.server.sessions import SessionCap
 from skillwire.server.stdin import claimed_stdin
@@ -78,6 +81,7 @@ def http_app(
     callers: CallerResolver | None = None,
     limits: ServeLimits | None = None,
     guarded: bool = False,
+    metrics: ServerMetrics | None = None,
 ) -> Starlette:
     """The streamable HTTP ASGI app (JSON responses: half the CPU per request of SSE framing).
 
@@ -85,11 +89,14 @@ def http_app(
     scoped by `callers` as the extension is. With `auth`, every route but the Protected Resource
     Metadata needs a bearer token (`auth.py`). `guarded`: the app will sit behind `guarded_app`,
     which checks Host and Origin on every route, so the SDK's own check (on /mcp, on loopback binds
-    only) is turned off rather than done twice.
+    only) is turned off rather than done twice. With `service` and `metrics`, `/healthz`, `/readyz` and
+    `/metrics` too (the probes need no token; see `ops.PROBE_PATHS`).
     """
     limits = limits or ServeLimits()
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False) if guarded else None
     routes = catalog_routes(service, callers) if service is not None else []
+    if service is not None and metrics is not None:
+        routes += ops_routes(service, metrics)
     if auth is not None:
         routes += metadata_routes(auth)
     app = server.streamable_http_app(
@@ -102,14 +109,23 @@ def http_app(
         session_idle_timeout=limits.session_idle_timeout,
     )
     if auth is not None:
-        install(app, auth, build_verifier(auth))
+        install(app, auth, build_verifier(auth), open_paths=PROBE_PATHS)
     return app
 
 
 def guarded_app(
-    server: Server[Any], app: ASGIApp, policy: HostPolicy, limits: ServeLimits, service: SkillService | None = None
+    server: Server[Any],
+    app: ASGIApp,
+    policy: HostPolicy,
+    limits: ServeLimits,
+    service: SkillService | None = None,
+    *,
+    replica: str | None = None,
 ) -> ASGIApp:
-    """`app` (from `http_app`) behind the Host/Origin guard, the session cap and, with `service`, the read budget."""
+    """`app` (from `http_app`) behind the Host/Origin guard, the session cap and, with `service`, the read budget.
+
+    `replica`: this process's name among replicas behind a balancer; its session ids then carry it (`replica.py`).
+    """
     guarded: ASGIApp = SessionCap(
         app,
         server.session_manager,
@@ -119,6 +135,8 @@ def guarded_app(
     )
     if service is not None:
         guarded = ReadBudget(guarded, _size_in(service), mcp_path=MCP_PATH, budget=ByteBudget(limits.read_budget))
+    if replica is not None:
+        guarded = ReplicaSessions(guarded, replica=replica, mcp_path=MCP_PATH)
     return HostOriginGuard(guarded, policy)
 
 
@@ -163,6 +181,7 @@ async def serve_http(
     callers: CallerResolver | None = None,
     limits: ServeLimits | None = None,
     hosts: HostPolicy | None = None,
+    replica: str | None = None,
 ) -> None:
     """Serve streamable HTTP on an already-bound socket until cancelled (`live`: installed on `server`).
 
@@ -170,19 +189,34 @@ async def serve_http(
     `auth`: who may call (every route but the metadata needs a token); None: anyone who can connect.
     `callers`: each caller's view of the catalog (`--scopes`). `limits`: connection, session and read
     bounds (`limits.py`). `hosts`: the Host values answered (default: the loopback names on this port).
+    `replica`: this server's name behind a load balancer (`replica.py`); None: session ids carry no name.
     """
     host, port = sock.getsockname()[:2]
     limits = (limits or ServeLimits()).fitted_to_fd_limit()
     policy = hosts or HostPolicy.for_bind(host, port)
+    metrics = None
+    if service is not None:
+        metrics = ServerMetrics(service)
+        metrics.install(server)
     # log_config=None: uvicorn's records go to the application's handlers (the CLI's escapes hostile text for the
     # terminal) instead of handlers uvicorn would install for itself.
     config = uvicorn.Config(
         guarded_app(
             server,
-            http_app(server, host=host, service=service, auth=auth, callers=callers, limits=limits, guarded=True),
+            http_app(
+                server,
+                host=host,
+                service=service,
+                auth=auth,
+                callers=callers,
+                limits=limits,
+                guarded=True,
+                metrics=metrics,
+            ),
             policy,
             limits,
             service,
+            replica=replica,
         ),
         log_level="warning",
         log_config=None,

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import base64
 import logging
+import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -70,6 +71,20 @@ class ServeOptions:
             raise ValueError(f"cache_scope must be 'public' or 'private', not {self.cache_scope!r}")
 
 
+@dataclass(slots=True)
+class ServiceStats:
+    """What operators watch (`server/ops.py` reads it): how the current catalog came to be, and drift found by reads.
+
+    `verified`: the current catalog was built from the source, not only restored from a snapshot.
+    `index_seconds`: how long the last scan, update or restore took. `rehash_mismatches`: reads whose bytes no
+    longer matched the published digest (each one rebuilt the catalog).
+    """
+
+    verified: bool
+    index_seconds: float
+    rehash_mismatches: int = field(default=0)
+
+
 _READ_ATTEMPTS = 3
 _INLINE_READ_BYTES = 64 * 1024  # files up to this size are read and hashed on the event loop
 
@@ -80,13 +95,16 @@ class SkillService:
     def __init__(self, source: SkillSource, options: ServeOptions | None = None) -> None:
         self.source = source
         self.options = options or ServeOptions()
+        started = time.perf_counter()
         # Optional abilities, declared by the source (see `sources.port`): looked up once.
         self._incremental = source if isinstance(source, IncrementalSource) else None
+        self._restorable = source if isinstance(source, RestorableSource) else None
         # A source with a snapshot can start without reading everything again.
-        restored = source.restore(generation=0) if isinstance(source, RestorableSource) else None
+        restored = self._restorable.restore(generation=0) if self._restorable is not None else None
         self.restored = restored is not None
         # True if the first catalog came from a snapshot: `rebuild()` soon (LiveReload does) to check the disk.
         self._catalog = restored if restored is not None else source.scan(generation=0)
+        self.stats = ServiceStats(verified=not self.restored, index_seconds=time.perf_counter() - started)
         self._rebuild_lock = anyio.Lock()
         self._listeners: list[Callable[[Catalog], None]] = []
         self._views: dict[tuple[str, ...], ScopedCatalog] = {}
@@ -139,12 +157,15 @@ class SkillService:
             current = self._catalog
             if seen_generation is not None and current.generation != seen_generation:
                 return current  # someone rebuilt while we waited
+            started = time.perf_counter()
             incremental = self._incremental
             if paths is None or incremental is None:
                 catalog = await anyio.to_thread.run_sync(self.source.scan, current.generation + 1)
             else:
                 changed = list(paths)
                 catalog = await anyio.to_thread.run_sync(incremental.update, changed, current.generation + 1)
+            self.stats.index_seconds = time.perf_counter() - started
+            self.stats.verified = self._restorable.verified if self._restorable is not None else True
             self.swap(catalog)
             logger.info("catalog rebuilt: %d skills, %d refused", len(catalog), len(catalog.refusals))
             return catalog
@@ -246,6 +267,7 @@ class SkillService:
             if data is not None and len(data) == served.file.size and sha256_digest(data) == served.file.digest:
                 return self._cacheable({"contents": [_contents(canonical, served.file.mime_type, data)]}, modern, scope)
             logger.info("%s changed at its source since it was indexed; rebuilding the catalog", canonical)
+            self.stats.rehash_mismatches += 1
             incremental = self._incremental
             where = incremental.places_for(canonical) if incremental is not None else None
             await self.rebuild(seen_generation=catalog.generation, paths=where or None)

@@ -32,7 +32,7 @@ from skillwire.sources.port import (
     WatchableSource,
     WatchPace,
 )
-from skillwire.uri import PREFIX, directory_uri
+from skillwire.uri import PREFIX, directory_uri, enclosing_skill_uris
 
 __all__ = ["CompositeSource", "Member", "prefix_problem"]
 
@@ -173,16 +173,14 @@ class CompositeSource(IncrementalSource, WatchableSource, RestorableSource):
 
     def _member_of(self, uri: str) -> tuple[int, str] | None:
         """The member serving the skill or file at published `uri`, and the URI that member knows it by."""
-        scheme, sep, path = uri.partition("://")
-        while sep and path:
-            i = self._origin.get(f"{scheme}{sep}{path}/SKILL.md")
+        for skill_uri in enclosing_skill_uris(uri):
+            i = self._origin.get(skill_uri)
             if i is not None:
                 prefix = self.members[i].prefix
                 if not prefix:
                     return i, uri
                 head = directory_uri(prefix)
                 return (i, PREFIX + uri[len(head) + 1 :]) if uri.startswith(head + "/") else None
-            path = path.rpartition("/")[0]
         return None
 
     def _publish(self, catalogs: list[Catalog], generation: int) -> Catalog:
@@ -262,7 +260,7 @@ def _prefixed(skill: Skill, prefix: tuple[str, ...], kept: dict[str, tuple[Skill
         (SkillFile(f.rel_path, uri, f.digest, f.size, f.mime_type) for f, uri in zip(skill.files, uris, strict=True)),
         key=manifest_order,
     )
-    return Skill(path, skill.frontmatter, tuple(files))
+    return Skill(path, skill.frontmatter, tuple(files), skill.folders)
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,7 +42,7 @@ logger = logging.getLogger(__name__)
 FileKey = tuple[int, int, int, int, int]  # (st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns)
 
 _FORMAT = "skillwire-digest-cache"
-_VERSION = 3
+_VERSION = 5  # 5: skill rows are `folder_snapshot.SkillRow` with `folders`; a cache of another version is ignored
 MAX_CACHE_BYTES = 1 << 30  # far above a 100,000-skill catalog's cache (about 100 MB); a larger file is not read
 RACY_NS = 2_000_000_000  # files changed less than this long before a scan are not trusted by their key
 
@@ -91,8 +91,13 @@ class DigestCache:
         try:
             header, _, snapshot = raw.partition(b"\n")
             doc = json.loads(header)
-            if not isinstance(doc, dict) or doc.get("format") != _FORMAT or doc.get("version") != _VERSION:
-                raise ValueError("not a skillwire digest cache of this version")
+            if not isinstance(doc, dict) or doc.get("format") != _FORMAT:
+                raise ValueError("not a skillwire digest cache")
+            if doc.get("version") != _VERSION:
+                ignored(
+                    path, f"written in another layout (version {doc.get('version')!r}); it is rewritten after the scan"
+                )
+                return cls(path)
             trusted = doc["trusted_before_ns"]
             if not isinstance(trusted, list) or not all(t is None or type(t) is int for t in trusted):
                 raise ValueError("malformed header")

@@ -140,7 +140,14 @@ class GitSource(WatchableSource):
         blobs: dict[str, pygit2.Oid] = {}
         for skill_dir in dirs:
             lo, hi = span(rels, skill_dir)
-            key = (tuple(rels[lo:hi]), tuple(oids[lo:hi]), bad_in.get(skill_dir, ()), self.digests.corrected)
+            first, last = span(walk.folders, skill_dir)
+            key = (
+                tuple(rels[lo:hi]),
+                tuple(oids[lo:hi]),
+                tuple(walk.folders[first:last]),
+                bad_in.get(skill_dir, ()),
+                self.digests.corrected,
+            )
             done = self._built.get(skill_dir)
             if done is None or done.key != key:
                 done = self._build_skill(repo, skill_dir, key, lo, oids)
@@ -157,14 +164,21 @@ class GitSource(WatchableSource):
         self, repo: pygit2.Repository, skill_dir: str, key: _SkillKey, lo: int, oids: list[pygit2.Oid]
     ) -> _Built:
         """Build the skill at `skill_dir` from its files (`key`), hashing the blobs not hashed before."""
-        rels, _, bad, _ = key
+        rels, _, folders, bad, _ = key
         cut = len(skill_dir) + 1 if skill_dir else 0
         names = [rel[cut:] for rel in rels]
         facts = [_facts(name, self.digests.of(repo, oids[lo + i])) for i, name in enumerate(names)]
         skill_md = _blob_bytes(repo, oids[lo + names.index(SKILL_FILE)])
         problems = [SkillError(b.message, rule=b.rule, path=b.path[cut:]) for b in bad]
         where = f"{self.where}:{skill_dir}"
-        result = skill_or_refusal(skill_path_of(skill_dir, self._name), facts, skill_md, where=where, problems=problems)
+        result = skill_or_refusal(
+            skill_path_of(skill_dir, self._name),
+            facts,
+            skill_md,
+            where=where,
+            problems=problems,
+            folders=[folder[cut:] for folder in folders],
+        )
         if isinstance(result, Refusal):
             if not skill_dir:  # the root skill: "repo@main:SKILL.md"
                 result = replace(result, path=where + result.path.removeprefix(where + "/"))
@@ -222,9 +236,9 @@ class GitSource(WatchableSource):
                 await rebuild(None)
 
 
-_SkillKey = tuple[tuple[str, ...], tuple[pygit2.Oid, ...], tuple[Refusal, ...], int]
-"""What a skill is built from: its files' paths and blob ids, the problems found in it, and the digest cache's
-count of corrections (a blob digest found wrong rebuilds every skill)."""
+_SkillKey = tuple[tuple[str, ...], tuple[pygit2.Oid, ...], tuple[str, ...], tuple[Refusal, ...], int]
+"""What a skill is built from: its files' paths and blob ids, its empty folders, the problems found in it, and the
+digest cache's count of corrections (a blob digest found wrong rebuilds every skill)."""
 
 
 @dataclass(frozen=True, slots=True)

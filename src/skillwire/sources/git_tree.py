@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 import pygit2
 
 from skillwire.catalog import Refusal
-from skillwire.skill_rules import encodes, shown_name
-from skillwire.sources.filesystem import MAX_IGNORE_FILE_BYTES
+from skillwire.skill_rules import encodes, nameable_folder, shown_name
+from skillwire.sources.folder_walk import MAX_IGNORE_FILE_BYTES
 from skillwire.sources.ignore import IGNORE_FILE, IgnoreRules, builtin_ignored
 
 TREE = 0o040000
@@ -46,6 +46,7 @@ class _Found:
     are unchanged (and that holds no link) holds the same files."""
 
     files: tuple[tuple[str, pygit2.Oid], ...]
+    folders: tuple[str, ...]
     bad_paths: tuple[Refusal, ...]
     entries: int
 
@@ -59,6 +60,7 @@ class TreeWalk:
     """What one walk of a commit's tree found, and the folders it walked (`memo`, for the next walk)."""
 
     files: list[tuple[str, pygit2.Oid]] = field(default_factory=list)
+    folders: list[str] = field(default_factory=list)  # empty branches: folders below which nothing was recorded
     bad_paths: list[Refusal] = field(default_factory=list)
     links: int = 0  # links followed: a file's blob may come from elsewhere in the tree
     entries: int = 0
@@ -82,6 +84,7 @@ def walk_tree(repo: pygit2.Repository, tree: pygit2.Tree, before: Memo | None = 
     walk = TreeWalk()
     _Walker(repo, tree, walk, before or {}).folder(tree, "", "", _Rules(IgnoreRules.empty(), ()), frozenset({""}))
     walk.files.sort()
+    walk.folders.sort()
     return walk
 
 
@@ -124,13 +127,25 @@ class _Walker:
         key = (tree.id.raw, rel_dir, real_dir, rules.key)
         found = self.before.get(key)
         if found is None:
-            start, bad, links, count = len(walk.files), len(walk.bad_paths), walk.links, walk.entries
+            start, folders, bad, links, count = (
+                len(walk.files),
+                len(walk.folders),
+                len(walk.bad_paths),
+                walk.links,
+                walk.entries,
+            )
             self._read(tree, rel_dir, real_dir, rules, ancestors)
             if walk.links != links:
                 return  # a link's target may change while this tree does not: walked afresh each time
-            found = _Found(tuple(walk.files[start:]), tuple(walk.bad_paths[bad:]), walk.entries - count)
+            found = _Found(
+                tuple(walk.files[start:]),
+                tuple(walk.folders[folders:]),
+                tuple(walk.bad_paths[bad:]),
+                walk.entries - count,
+            )
         else:
             walk.files.extend(found.files)
+            walk.folders.extend(found.folders)
             walk.bad_paths.extend(found.bad_paths)
             walk.entries += found.entries
         walk.memo[key] = found
@@ -185,7 +200,10 @@ class _Walker:
                     continue
                 sub = repo[oid]
                 assert isinstance(sub, pygit2.Tree)
+                before = (len(walk.files), len(walk.folders), len(walk.bad_paths))
                 self.folder(sub, rel, real, rules, ancestors | {real})
+                if before == (len(walk.files), len(walk.folders), len(walk.bad_paths)) and nameable_folder(rel):
+                    walk.folders.append(rel)  # empty, or holding only ignored files: a directory all the same
             elif mode == GITLINK:
                 walk.bad_paths.append(Refusal(rel, "submodule", _SUBMODULE))
             elif mode & 0o170000 == 0o100000:

@@ -2,12 +2,13 @@
 
 For embedding skillwire (skills made by the program itself) and as the honest fake in tests: it is built only
 from the port (`sources.port`), the ignore rules (`sources.ignore`) and the core rules (`skill_rules`), so the
-same files give the same skills, refusals, bytes and digests as a folder holding them. A path ending in
-`SKILL.md` makes its folder a skill (skills nest); `.skillwireignore` files and the built-in ignores apply; a
-`SKILL.md` at the top makes the whole mapping one skill named `root_name`. The mapping is copied: the catalog
-never changes under a reader.
+same files give the same skills, refusals, bytes, digests and directories as a folder holding them. A path
+ending in `SKILL.md` makes its folder a skill (skills nest); `.skillwireignore` files and the built-in ignores
+apply; a `SKILL.md` at the top makes the whole mapping one skill named `root_name`. A key ending in "/" (with
+empty bytes) is a folder: an empty one is a directory with no children, as is a folder holding only ignored
+files. The mapping is copied: the catalog never changes under a reader.
 
-    source = MemorySource({"pdf/SKILL.md": b"---\\nname: pdf\\ndescription: PDFs\\n---\\n", "pdf/a.md": b"a"})
+    source = MemorySource({"pdf/SKILL.md": b"---\\nname: pdf\\ndescription: PDFs\\n---\\n", "pdf/drafts/": b""})
     source.scan().skill("skill://pdf/SKILL.md")
 """
 
@@ -24,6 +25,7 @@ from skillwire.skill_rules import (
     SNIFF_BYTES,
     FileFacts,
     mime_type_of,
+    nameable_folder,
     skill_folders,
     skill_or_refusal,
     skill_path_of,
@@ -46,12 +48,16 @@ class MemoryFile:
 
 
 class MemorySource:
-    """A source of skills held in memory: {path relative to the root ("/"-separated): bytes}."""
+    """A source of skills held in memory: {path relative to the root ("/"-separated): bytes}; "path/": b"" is a
+    folder."""
 
     def __init__(self, files: Mapping[str, bytes], *, root_name: str = "skills", label: str = "memory") -> None:
         for path in files:
-            if not path or path.startswith("/") or any(p in ("", ".", "..") for p in path.split("/")):
+            name = path[:-1] if path.endswith("/") else path
+            if not name or name.startswith("/") or any(p in ("", ".", "..") for p in name.split("/")):
                 raise ValueError(f"{path!r} is not a relative path of '/'-separated names")
+            if name != path and files[path]:
+                raise ValueError(f"{path!r} names a folder (it ends in '/'), so it holds no bytes")
         self._files = {path: bytes(data) for path, data in files.items()}
         self._root_name = root_name
         self._label = label
@@ -66,7 +72,7 @@ class MemorySource:
 
     def scan(self, generation: int = 0) -> Catalog:
         """Every skill the files make, and what was refused (paths as `label/path`)."""
-        paths, problems = _served(self._files)
+        paths, problems, empty = _served(self._files)
         skills: list[Skill] = []
         refusals: list[Refusal] = []
         contents: dict[str, MemoryFile] = {}
@@ -75,21 +81,27 @@ class MemorySource:
             lo, hi = span(paths, skill_dir)
             members = paths[lo:hi]
             facts = [self._facts(path, len(prefix)) for path in members]
-            found = [SkillError(message, rule=rule, path=where[len(prefix) :]) for where, rule, message in problems]
-            found = [err for err, (where, _, _) in zip(found, problems, strict=True) if _under(where, skill_dir)]
+            found = [
+                SkillError(message, rule=rule, path=at[len(prefix) :])
+                for at, rule, message in problems
+                if _under(at, skill_dir)
+            ]
             where = f"{self._label}/{skill_dir}" if skill_dir else self._label
             skill_path = skill_path_of(skill_dir, self._root_name)
-            result = skill_or_refusal(skill_path, facts, self._files[prefix + SKILL_FILE], where=where, problems=found)
+            lo, hi = span(empty, skill_dir)
+            folders = [f[len(prefix) :] for f in empty[lo:hi]]
+            skill_md = self._files[prefix + SKILL_FILE]
+            result = skill_or_refusal(skill_path, facts, skill_md, where=where, problems=found, folders=folders)
             if isinstance(result, Refusal):
                 refusals.append(result)
                 continue
             skills.append(result)
             contents.update((f.uri, MemoryFile(self._files[prefix + f.rel_path])) for f in result.files)
         folders = skill_folders(paths)
-        refusals.extend(
-            Refusal(where, rule, message, skill=False)
-            for where, rule, message in problems
-            if not any(_under(where, d) for d in folders)
+        refusals.extend(  # outside every skill: reported, refusing nothing (root-relative, as a folder says it)
+            Refusal(at, rule, message, skill=False)
+            for at, rule, message in problems
+            if not any(_under(at, d) for d in folders)
         )
         return Catalog(skills, contents, refusals, generation=generation)
 
@@ -102,9 +114,10 @@ Problem = tuple[str, str, str]
 """Something wrong at a path, found before any skill is built: (root-relative path, rule, message)."""
 
 
-def _served(files: Mapping[str, bytes]) -> tuple[list[str], list[Problem]]:
-    """The paths a folder walk would keep (built-in ignores and `.skillwireignore` files applied), sorted, and the
-    ignore files that could not be read (as problems of the folder holding them)."""
+def _served(files: Mapping[str, bytes]) -> tuple[list[str], list[Problem], list[str]]:
+    """The paths a folder walk would keep (built-in ignores and `.skillwireignore` files applied), sorted, the
+    ignore files that could not be read (as problems of the folder holding them), and the empty branches a walk
+    would note (folders not ignored with nothing kept below, that a URI can name), sorted."""
     rules_of: dict[str, IgnoreRules | None] = {}
     problems: list[Problem] = []
 
@@ -128,14 +141,26 @@ def _served(files: Mapping[str, bytes]) -> tuple[list[str], list[Problem]]:
         return found
 
     kept = []
+    live: set[str] = set()  # every folder a walk would enter
     for path in files:
         folder, _, name = path.rpartition("/")
+        for at in _folders_of(folder):
+            if rules(at) is not None:
+                live.add(at)
         here = rules(folder)
-        if here is None or builtin_ignored(name, is_dir=False) or here.ignored(path, is_dir=False):
+        if not name or here is None or builtin_ignored(name, is_dir=False) or here.ignored(path, is_dir=False):
             continue
         kept.append(path)
     kept.sort()
-    return kept, problems
+    below = {at for path in [*kept, *(at for at, _, _ in problems)] for at in _folders_of(path.rpartition("/")[0])}
+    below.update(up for at in live if nameable_folder(at) for up in _folders_of(at.rpartition("/")[0]))
+    return kept, problems, sorted(at for at in live if at not in below and nameable_folder(at))
+
+
+def _folders_of(folder: str) -> list[str]:
+    """`folder` and every folder above it, root excluded ("a/b" gives "a/b" and "a")."""
+    parts = folder.split("/") if folder else []
+    return ["/".join(parts[:i]) for i in range(len(parts), 0, -1)]
 
 
 def _under(path: str, folder: str) -> bool:

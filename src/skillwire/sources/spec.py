@@ -62,7 +62,7 @@ SourceOpener = Callable[[str, SourceOptions], SkillSource]
 def _folder(target: str, options: SourceOptions) -> SkillSource:
     if not target:
         raise SpecError("folder: needs a path")
-    return FolderSource([target], project_ignores=options.project_ignores)
+    return FolderSource([target], progress=options.progress, project_ignores=options.project_ignores)
 
 
 def _git(target: str, options: SourceOptions) -> SkillSource:

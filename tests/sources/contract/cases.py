@@ -1,7 +1,8 @@
 """The files every source kind is given in the contract tests: one case per group of rules.
 
-Only what every kind can hold: regular files with UTF-8 names (no links, no empty folders, no bytes that are
-not UTF-8 in a name). Folder-only behaviour (links, FIFOs, permissions) is tested in tests/sources.
+Only what every kind can hold: regular files with UTF-8 names and folders (a path ending in "/" is a folder, made
+empty), no links, no bytes that are not UTF-8 in a name. Folder-only behaviour (links, FIFOs, permissions) is
+tested in tests/sources.
 """
 
 from __future__ import annotations
@@ -61,6 +62,24 @@ CASES: dict[str, dict[str, bytes]] = {
         ".skillwireignore": b"drafts/\n",
         "drafts/wip/SKILL.md": skill_md("wip"),
         ".curated/kept/SKILL.md": skill_md("kept"),
+        "unruly/SKILL.md": skill_md("unruly"),
+        "unruly/.skillwireignore": b"\xff not UTF-8\n",
+    },
+    "folders": {
+        "pdf/SKILL.md": skill_md("pdf"),
+        "pdf/.skillwireignore": b"build/\n",
+        "pdf/empty/": b"",
+        "pdf/deep/er/est/": b"",
+        "pdf/ignored-only/.DS_Store": b"\x00",
+        "pdf/ignored-only/__pycache__/m.pyc": b"\x00",
+        "pdf/build/": b"",
+        "pdf/build/out.bin": b"ignored folder\n",
+        "pdf/scripts/run.py": b"print(1)\n",
+        "pdf/scripts/tmp/": b"",
+        "pdf/scripts/": b"",
+        "pdf/nested/SKILL.md": skill_md("nested"),
+        "pdf/nested/drafts/": b"",
+        "beside/empty/": b"",
     },
     "limits": {
         "many/SKILL.md": skill_md("many"),

@@ -137,6 +137,28 @@ def test_a_directory_read_lists_subfolders_as_directories(kind: str, tmp_path: P
 
 
 @pytest.mark.parametrize("kind", KINDS)
+def test_empty_folders_and_folders_of_ignored_files_are_directories_with_no_children(kind: str, tmp_path: Path) -> None:
+    """Spec MUST: "An empty directory yields an empty resources array"; skillwire choice: a folder in a skill is a
+    directory whatever it holds, unless ignored (every source records its empty branches as `Skill.folders`)."""
+    catalog = MAKERS[kind](CASES["folders"], tmp_path).source.scan()
+    pdf, nested = catalog.skill("skill://pdf/SKILL.md"), catalog.skill("skill://pdf/nested/SKILL.md")
+    assert pdf is not None
+    assert nested is not None
+    assert pdf.folders == ("deep/er/est", "empty", "ignored-only", "nested/drafts", "scripts/tmp")
+    assert nested.folders == ("drafts",)
+    for empty in (
+        "skill://pdf/empty",
+        "skill://pdf/ignored-only",
+        "skill://pdf/deep/er/est",
+        "skill://pdf/nested/drafts",
+    ):
+        assert catalog.is_directory(empty), empty
+        assert catalog.children_page(empty, None, 10).items == ()
+    assert [k.name for k in catalog.children_page("skill://pdf/scripts", None, 10).items] == ["run.py", "tmp"]
+    assert not catalog.is_directory("skill://pdf/build")
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_a_source_has_a_label_for_messages(kind: str, tmp_path: Path) -> None:
     """Every source names itself for messages (and may say what revision it serves)."""
     source: SkillSource = MAKERS[kind](CASES["served"], tmp_path).source

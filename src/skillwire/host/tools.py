@@ -1,8 +1,9 @@
 """Model-facing skill tools: plain async callables with JSON schemas, for any agent framework.
 
-Four tools over a `Host`: `list_skills` (the catalog: handle, name,
-description, origin; display-safe text), `load_skill`, `read_skill_file` and
-`list_skill_directory`. Every result is text for the model; refusals come back
+Five tools over a `Host`: `list_skills` (the catalog: handle, name,
+description, origin; display-safe text), `search_skills` (the most relevant
+skills for a few words, for catalogs too large to list), `load_skill`,
+`read_skill_file` and `list_skill_directory`. Every result is text for the model; refusals come back
 as a clear message (never an exception the framework would have to map), and
 content is tagged with its origin server and URI.
 
@@ -19,8 +20,9 @@ from typing import Any
 
 from mcp.shared.exceptions import MCPError
 
-from skillwire.client.host import Host
 from skillwire.errors import SkillwireError
+from skillwire.host.catalog_text import origin_label
+from skillwire.host.host import CatalogItem, Host
 from skillwire.host.policy import display_text
 
 ToolCall = Callable[[Mapping[str, Any]], Awaitable[str]]
@@ -38,28 +40,44 @@ class SkillTool:
     call: ToolCall
 
 
+DEFAULT_SEARCH_LIMIT = 10
+MAX_SEARCH_LIMIT = 50
+MAX_QUERY_CHARS = 1_000
+
+
+def _listed(item: CatalogItem) -> dict[str, Any]:
+    """A catalog item as the model sees it in list_skills and search_skills."""
+    return {
+        "skill": item.handle,
+        "name": item.name,
+        "description": item.description,
+        "origin": origin_label(item),
+        **({"unavailable": item.declined} if item.declined else {}),
+    }
+
+
 _SKILL_ARG = {"type": "string", "description": "The skill's handle from list_skills, such as 'docs:pdf-processing'."}
 
 
 def skill_tools(host: Host) -> tuple[SkillTool, ...]:
-    """The four skill tools bound to `host`."""
+    """The five skill tools bound to `host`."""
 
     async def list_skills(args: Mapping[str, Any]) -> str:
-        items = [
-            {
-                "skill": item.handle,
-                "name": item.name,
-                "description": item.description,
-                "origin": f"mcp-server:{item.origin}" if item.mcp else "local",
-                **({"unavailable": item.declined} if item.declined else {}),
-            }
-            for item in host.catalog()
-        ]
         collisions = host.collisions()
-        result: dict[str, Any] = {"skills": items}
+        result: dict[str, Any] = {"skills": [_listed(item) for item in host.catalog()]}
         if collisions:
             result["same_name"] = {name: list(handles) for name, handles in collisions.items()}
         return json.dumps(result, ensure_ascii=False, indent=1)
+
+    async def search_skills(args: Mapping[str, Any]) -> str:
+        query = _arg(args, "query")
+        if len(query) > MAX_QUERY_CHARS:
+            raise ToolArgumentError(f"'query' must be at most {MAX_QUERY_CHARS} characters: a few words are enough")
+        limit = args.get("limit", DEFAULT_SEARCH_LIMIT)
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
+            raise ToolArgumentError(f"'limit' must be an integer from 1 to {MAX_SEARCH_LIMIT}")
+        found = [_listed(item) for item in host.search(query, limit)]
+        return json.dumps({"query": display_text(query), "skills": found}, ensure_ascii=False, indent=1)
 
     async def load_skill(args: Mapping[str, Any]) -> str:
         skill = _arg(args, "skill")
@@ -67,13 +85,16 @@ def skill_tools(host: Host) -> tuple[SkillTool, ...]:
         return loaded.text
 
     async def read_skill_file(args: Mapping[str, Any]) -> str:
-        return await host.read_skill_text(_arg(args, "skill"), _arg(args, "path"))
+        base = args.get("base")
+        if base is not None and not isinstance(base, str):
+            raise ToolArgumentError("'base' must be a string")
+        return await host.read_skill_text(_arg(args, "skill"), _arg(args, "path"), base=base or None)
 
     async def list_skill_directory(args: Mapping[str, Any]) -> str:
         path = args.get("path", "")
         if not isinstance(path, str):
             raise ToolArgumentError("'path' must be a string")
-        items = host.list_skill_directory(_arg(args, "skill"), path)
+        items = await host.list_skill_directory(_arg(args, "skill"), path)
         return json.dumps(
             [{"name": i.name, "type": "directory" if i.is_directory else "file", "size": i.size} for i in items],
             ensure_ascii=False,
@@ -86,6 +107,27 @@ def skill_tools(host: Host) -> tuple[SkillTool, ...]:
             "from different servers are different skills; use the 'skill' handle shown.",
             {"type": "object", "properties": {}, "additionalProperties": False},
             _guarded(list_skills),
+        ),
+        SkillTool(
+            "search_skills",
+            "Find skills by what you need to do: a few words such as 'fill a pdf form' or 'refund an invoice'. "
+            "Returns the most relevant skills first, with the server each comes from. Use it when the skill you "
+            "need is not among those listed to you.",
+            {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "What you need to do, in a few words."},
+                    "limit": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": MAX_SEARCH_LIMIT,
+                        "description": f"How many skills to return (default {DEFAULT_SEARCH_LIMIT}).",
+                    },
+                },
+                "required": ["query"],
+                "additionalProperties": False,
+            },
+            _guarded(search_skills),
         ),
         SkillTool(
             "load_skill",
@@ -104,7 +146,16 @@ def skill_tools(host: Host) -> tuple[SkillTool, ...]:
             "Read a file of a loaded skill, by its path relative to the skill's folder (e.g. 'templates/invoice.md').",
             {
                 "type": "object",
-                "properties": {"skill": _SKILL_ARG, "path": {"type": "string", "description": "Path in the skill."}},
+                "properties": {
+                    "skill": _SKILL_ARG,
+                    "path": {"type": "string", "description": "Path in the skill."},
+                    "base": {
+                        "type": "string",
+                        "description": "The file the path was written in, if it is not the skill's own SKILL.md "
+                        "(e.g. 'security-review/SKILL.md'): a path in a nested skill's file is relative to that "
+                        "nested skill's folder.",
+                    },
+                },
                 "required": ["skill", "path"],
                 "additionalProperties": False,
             },

@@ -1,8 +1,10 @@
-"""An interactive terminal approval prompt: shows what is being approved, and asks.
+"""An interactive terminal approval prompt (`ApprovalPrompt`): shows what is being approved, and asks.
 
 The user sees the skill's handle and origin server, its files and total size,
 why they are asked (new, changed with what changed, or dynamic), and each
-permission-widening field it requests, each granted separately.
+frontmatter field outside the host's allow-list, each granted separately. Asked
+to load, they may answer `v` to read SKILL.md first: it is fetched and verified
+only then, and shown with every control character as a visible escape.
 
     host = Host(prompt=TerminalPrompt())
 """
@@ -15,7 +17,6 @@ from typing import TextIO
 
 import anyio.to_thread
 
-from skillwire.cli.output import say
 from skillwire.display import clip, terminal_safe
 from skillwire.host.approvals import (
     CrossOriginReadRequest,
@@ -24,6 +25,9 @@ from skillwire.host.approvals import (
     SkillApprovalRequest,
 )
 from skillwire.host.policy import origin_tag
+
+_SHOWN_LINES = 200  # lines of SKILL.md shown before approval; a longer file is cut, and says so
+_SHOWN_WIDTH = 400  # characters of one such line
 
 
 class TerminalPrompt:
@@ -37,14 +41,18 @@ class TerminalPrompt:
         self.out = out or sys.stderr
         self.answer = answer or self._read_line
 
-    async def _ask(self, question: str) -> bool:
+    async def _reply(self, question: str) -> str:
+        """The user's answer to `question`, trimmed and lowercased ("" at end of input)."""
         question = terminal_safe(question)  # it quotes server-chosen names and values
         self.out.flush()
         try:
             reply = await anyio.to_thread.run_sync(self.answer, question)
         except EOFError:
-            return False
-        return reply.strip().lower() in ("y", "yes")
+            return ""
+        return reply.strip().lower()
+
+    async def _ask(self, question: str) -> bool:
+        return await self._reply(question) in ("y", "yes")
 
     async def approve_skill(self, request: SkillApprovalRequest) -> SkillApprovalDecision:
         entry = request.entry
@@ -60,7 +68,14 @@ class TerminalPrompt:
             say(f"  files: {len(entry.resources)}, {total:,} bytes")
         if request.reason == "changed" and request.change is not None:
             say(f"  THIS SKILL CHANGED since you approved it: {request.change}")
-        approved = await self._ask("Load this skill? [y/N] ")
+        if request.read_skill_md is None:
+            approved = await self._ask("Load this skill? [y/N] ")
+        else:
+            reply = await self._reply("Load this skill? [y/N, v to read its SKILL.md first] ")
+            while reply in ("v", "view"):
+                self._show_skill_md(await request.read_skill_md())
+                reply = await self._reply("Load this skill? [y/N] ")
+            approved = reply in ("y", "yes")
         if not approved:
             return SkillApprovalDecision(approved=False)
         grants = set()
@@ -83,8 +98,18 @@ class TerminalPrompt:
         )
         return await self._ask(f"Allow {request.source.origin!r} to read from {request.target!r} this once? [y/N] ")
 
-    def _say(self, text: str) -> None:
-        say(text, file=self.out)
+    def _say(self, text: str, *, multiline: bool = False) -> None:
+        """One line (or, `multiline`, several) to `out`, every control character shown as a visible escape."""
+        self.out.write(terminal_safe(text, multiline=multiline) + "\n")
+
+    def _show_skill_md(self, text: str) -> None:
+        """SKILL.md as fetched and verified: its lines kept, control characters shown as escapes, long files cut."""
+        lines = text.splitlines()
+        self._say("---- SKILL.md " + "-" * 40)
+        self._say("\n".join(clip(line, _SHOWN_WIDTH) for line in lines[:_SHOWN_LINES]), multiline=True)
+        if len(lines) > _SHOWN_LINES:
+            self._say(f"({len(lines) - _SHOWN_LINES:,} more lines not shown)")
+        self._say("-" * 53)
 
     def _read_line(self, question: str) -> str:
         """The default `answer`: ask on `out`, read one line of stdin (EOFError at end of input)."""

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
+from urllib.parse import unquote
 
 import anyio
 import httpx2
@@ -58,6 +59,7 @@ from skillwire.host.approvals import (
     diff_content,
     requested_grants,
 )
+from skillwire.host.catalog_text import catalog_text
 from skillwire.host.entry import EntryResource, InvalidEntry, SkillEntry
 from skillwire.host.limits import DEFAULT_LIMITS, ClientLimits
 from skillwire.host.policy import display_text, effective_frontmatter, origin_tag, tag_for_model
@@ -65,8 +67,13 @@ from skillwire.host.registry import LocalSkill, RegisteredSkill, Registry, Skill
 from skillwire.host.verify import verify_bytes, verify_frontmatter
 from skillwire.host.window import ActingWindow, DirectoryItem, OutsideSkill
 from skillwire.manifest import MAX_TOTAL_BYTES
+from skillwire.uri import same_uri
 
 logger = logging.getLogger(__name__)
+
+
+_CONVERSATION_CHARS = 2_000  # the end of a conversation that ranks the catalog prompt (recent turns matter most)
+_SHORTEST_LINE = 16  # no catalog line is shorter: bounds how many skills a budget can show
 
 
 class HostError(SkillwireError):
@@ -81,11 +88,17 @@ class ApprovalDenied(HostError):
     """The user (or the non-interactive default) said no."""
 
 
-class SkillChanged(HostError):
-    """The server now serves different content than the user approved; approval was revoked."""
+class SkillChanged(HostError, VerificationError):
+    """The server now serves different content than the user approved; approval was revoked.
+
+    A verification failure (the content read was not used) whose refresh found a changed entry, so a caller
+    catching `VerificationError` catches it too. `uri` is the skill's SKILL.md; `change` says what changed.
+    """
 
     def __init__(self, key: SkillKey, change: ContentChange) -> None:
-        super().__init__(f"{key.origin}:{key.uri} changed since it was approved ({change}); approve it again to load")
+        super().__init__(
+            f"{key.origin}:{key.uri} changed since it was approved ({change}); approve it again to load", uri=key.uri
+        )
         self.key = key
         self.change = change
 
@@ -117,13 +130,19 @@ class CatalogItem:
 
 @dataclass(frozen=True, slots=True)
 class LoadedSkill:
-    """A skill loaded into context: origin-tagged instructions and the frontmatter the host acts on."""
+    """A skill loaded into context: origin-tagged instructions, the frontmatter the host acts on, and its files.
+
+    `files` is the held entry's manifest (what `read_skill_file` may read, each with digest and size); it is
+    empty when `dynamic` (a generated skill, whose files `Host.list_skill_directory` discovers).
+    """
 
     key: SkillKey
     handle: str
     text: str
     frontmatter: Mapping[str, Any]
     grants: frozenset[str]
+    files: tuple[EntryResource, ...]
+    dynamic: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,20 +354,40 @@ class Host:
 
     def catalog(self) -> tuple[CatalogItem, ...]:
         """Every skill with its handle, display-safe name and description, and origin."""
-        items = []
-        for skill in self.registry.skills():
-            items.append(
-                CatalogItem(
-                    handle=skill.handle,
-                    name=display_text(skill.name, limit=64),
-                    description=display_text(skill.description),
-                    origin=skill.origin,
-                    uri=skill.key.uri,
-                    mcp=skill.is_mcp,
-                    declined=self._declined_reason(skill),
-                )
-            )
-        return tuple(items)
+        return tuple(self._item(skill) for skill in self.registry.skills())
+
+    def search(self, query: str, limit: int = 10) -> tuple[CatalogItem, ...]:
+        """The `limit` skills of every server and of the host's own most relevant to `query`, best first.
+
+        Ranked from listing data only (name, description, other frontmatter text, path; `skillwire.search`): nothing
+        is fetched to search. The index follows each listing as it changes.
+        """
+        return tuple(self._item(skill) for skill in self.registry.search(query, limit))
+
+    def catalog_prompt(self, budget: int, conversation: str | None = None) -> str:
+        """The catalog as system-prompt text in at most `budget` characters (`host/catalog_text.py`).
+
+        With `conversation` (the recent turns), the skills most relevant to its last part come first; otherwise
+        skills are in handle order. A closing line says how many more exist and that `search_skills` finds them.
+        """
+        items = self.catalog()
+        if conversation:
+            shown_at_most = max(1, budget // _SHORTEST_LINE)
+            ranked = self.search(conversation[-_CONVERSATION_CHARS:], limit=min(len(items), shown_at_most))
+            first = {item.handle for item in ranked}
+            items = (*ranked, *(item for item in items if item.handle not in first))
+        return catalog_text(items, budget=budget)
+
+    def _item(self, skill: RegisteredSkill) -> CatalogItem:
+        return CatalogItem(
+            handle=skill.handle,
+            name=display_text(skill.name, limit=64),
+            description=display_text(skill.description),
+            origin=skill.origin,
+            uri=skill.key.uri,
+            mcp=skill.is_mcp,
+            declined=self._declined_reason(skill),
+        )
 
     def collisions(self) -> dict[str, tuple[str, ...]]:
         """Skill names carried by several skills, across servers and the host's own: to show the user."""
@@ -381,20 +420,13 @@ class Host:
         if reason is not None:
             raise SkillDeclined(f"{skill.handle} is {reason}")
         entry = skill.entry
-        approval = await self._approve(skill, entry)
         server = self._server(skill.origin)
         if entry.is_dynamic:
             server.dynamic_bytes[entry.uri] = 0  # a new load: the limit counts what this load retrieves
-            data = await self._read_dynamic(server, entry, entry.uri)
-        else:
-            record = entry.skill_md
-            assert record is not None
-            data = await self._fetch_verified(skill.key, entry, record)
-        try:
-            parsed = verify_frontmatter(entry, data)
-        except VerificationError as err:
-            await self._after_failure(skill.key, entry, err)
-            raise
+        skill_md = _Once(lambda: self._fetch_skill_md(skill.key, entry))
+        approval = await self._approve(skill, entry, skill_md)
+        data = await skill_md()  # verified; already fetched if the user read it before approving
+        parsed = verify_frontmatter(entry, data)  # passes (checked on fetch): parsed here for the body
         self._windows[skill.key] = ActingWindow(skill.key, entry, approval.grants)
         self._suspended.pop(skill.key, None)
         return LoadedSkill(
@@ -403,6 +435,8 @@ class Host:
             text=tag_for_model(skill.key, entry.uri, parsed.body),
             frontmatter=effective_frontmatter(entry.frontmatter, approval.grants),
             grants=approval.grants,
+            files=() if isinstance(entry.resources, str) else entry.resources,
+            dynamic=entry.is_dynamic,
         )
 
     async def _resolve_for_load(self, ref: str) -> RegisteredSkill:
@@ -445,14 +479,18 @@ class Host:
         """The skills the host is acting on (loaded and not unloaded), changed ones included."""
         return tuple(self._windows)
 
-    async def read_skill_file(self, ref: str, path: str) -> bytes:
-        """Read a file of a loaded skill: listed in the held entry, verified, served from cache when it matches."""
+    async def read_skill_file(self, ref: str, path: str, *, base: str | None = None) -> bytes:
+        """Read a file of a loaded skill: listed in the held entry, verified, served from cache when it matches.
+
+        `path` is relative to the skill's root, or to the root of the nested skill holding `base` (the file the
+        reference was written in), or an absolute URI inside the skill (see `ActingWindow.resolve_uri`).
+        """
         window = self.window(ref)
         server = self._server(window.key.origin)
         if window.entry.is_dynamic:
-            return await self._read_dynamic(server, window.entry, window.resolve_uri(path))
+            return await self._read_dynamic(server, window.entry, window.resolve_uri(path, base))
         try:
-            record = window.resolve(path)
+            record = window.resolve(path, base)
         except OutsideSkill:
             raise  # not a file of this skill at all: refused, and nothing about the skill changed
         except UnlistedResource as err:
@@ -460,20 +498,42 @@ class Host:
             raise
         return await self._fetch_verified(window.key, window.entry, record)
 
-    async def read_skill_text(self, ref: str, path: str) -> str:
+    async def read_skill_text(self, ref: str, path: str, *, base: str | None = None) -> str:
         """A file of a loaded skill as origin-tagged text for the model (binary files are described, not shown)."""
         window = self.window(ref)
-        uri = window.resolve_uri(path)
-        data = await self.read_skill_file(ref, path)
+        uri = window.resolve_uri(path, base)
+        data = await self.read_skill_file(ref, path, base=base)
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             text = f"(binary file, {len(data)} bytes)"
         return tag_for_model(window.key, uri, text)
 
-    def list_skill_directory(self, ref: str, path: str = "") -> tuple[DirectoryItem, ...]:
-        """A directory of a loaded skill, answered from the held manifest (never extended by a live read)."""
-        return self.window(ref).list_directory(path)
+    async def list_skill_directory(
+        self, ref: str, path: str = "", *, base: str | None = None
+    ) -> tuple[DirectoryItem, ...]:
+        """A directory of a loaded skill: from the held manifest (never extended by a live read), or, for a
+        "dynamic" skill, from resources/directory/read.
+
+        Reading Directories: "For a dynamically generated skill, a directory read is the only way to discover
+        the skill's files." Its answer names files only; reading one still goes through the per-skill limit.
+        """
+        window = self.window(ref)
+        if not window.entry.is_dynamic:
+            return window.list_directory(path, base)
+        directory = window.resolve_uri(path, base)
+        server = self._server(window.key.origin)
+        try:
+            children = await server.client.read_directory(directory)
+        except MCPError as err:
+            raise ReadFailed(
+                f"server {server.label!r} could not list {directory[:200]}: {err.message}", uri=directory
+            ) from err
+        items = (
+            DirectoryItem(unquote(c.uri.rsplit("/", 1)[-1]), c.uri, c.is_directory, None if c.is_directory else c.size)
+            for c in children
+        )
+        return tuple(sorted(items, key=lambda i: i.name))
 
     # -- gates -----------------------------------------------------------------------------------------------------
 
@@ -529,7 +589,21 @@ class Host:
         if window is not None and window.entry.content_set != entry.content_set:
             self._suspended[key] = diff_content(window.entry.content_set, entry.content_set)
 
-    async def _approve(self, skill: RegisteredSkill, entry: SkillEntry) -> Approval:
+    async def _fetch_skill_md(self, key: SkillKey, entry: SkillEntry) -> bytes:
+        """SKILL.md of `entry`, verified: size and digest (unless dynamic), then frontmatter."""
+        if not entry.is_dynamic:
+            record = entry.skill_md
+            assert record is not None
+            return await self._fetch_verified(key, entry, record)  # checks the frontmatter too
+        data = await self._read_dynamic(self._server(key.origin), entry, entry.uri)
+        try:
+            verify_frontmatter(entry, data)
+        except VerificationError as err:
+            await self._after_failure(key, entry, err)
+            raise
+        return data
+
+    async def _approve(self, skill: RegisteredSkill, entry: SkillEntry, skill_md: _Once) -> Approval:
         status = check(self.approvals.get(skill.key), entry)
         if isinstance(status, Approved):
             return status.approval
@@ -544,6 +618,7 @@ class Host:
             reason=reason,
             change=change,
             requested=requested_grants(entry.frontmatter),
+            read_skill_md=skill_md.text,
         )
         decision = await self.prompt.approve_skill(request)
         if not decision.approved:
@@ -583,7 +658,7 @@ class Host:
             raise
         try:
             verify_bytes(record, data)
-            if record.uri == entry.uri:
+            if same_uri(record.uri, entry.uri):
                 # Every check before the cache: bytes whose frontmatter the host refused never reach the disk.
                 verify_frontmatter(entry, data)
         except VerificationError as err:
@@ -634,6 +709,22 @@ class Host:
                 f"{entry.uri}: dynamic content passed the per-skill limit of {budget:,} bytes; stopped loading"
             )
         return data
+
+
+class _Once:
+    """SKILL.md fetched at most once per load: for the user to read before approving (if asked), then the load."""
+
+    def __init__(self, fetch: Callable[[], Awaitable[bytes]]) -> None:
+        self._fetch = fetch
+        self._data: bytes | None = None
+
+    async def __call__(self) -> bytes:
+        if self._data is None:
+            self._data = await self._fetch()
+        return self._data
+
+    async def text(self) -> str:
+        return (await self()).decode("utf-8", errors="replace")
 
 
 def _describe(err: BaseException) -> str:

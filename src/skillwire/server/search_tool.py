@@ -1,0 +1,192 @@
+"""`serve --search-tool`: an MCP tool `search_skills` for hosts without their own search, and `--instructions auto`.
+
+The tool ranks the served skills for a few words (`skillwire.search` over each skill's name, description, other
+frontmatter text and path) and returns their SKILL.md URIs with name, description and score. The index follows the
+catalog: each new snapshot re-indexes only the skills whose listing text changed. With scopes, a caller is shown
+only skills its scope allows, exactly as `skills/list` would (a hidden skill is never named).
+
+    search = SkillSearch(extension)
+    search.install(server)          # tools/list and tools/call on a low-level Server
+    instructions = auto_instructions(extension.service.catalog, search_tool=True)
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+    Tool,
+)
+
+from skillwire.catalog import Catalog
+from skillwire.search import SearchIndex, skill_document
+from skillwire.server.extension import SkillsExtension
+from skillwire.wire import INVALID_PARAMS
+
+TOOL_NAME = "search_skills"
+DEFAULT_LIMIT = 10
+MAX_LIMIT = 50
+MAX_QUERY_CHARS = 1_000
+_INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {
+            "type": "string",
+            "maxLength": MAX_QUERY_CHARS,
+            "description": "What you need to do, in a few words.",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_LIMIT,
+            "description": "How many skills (default 10).",
+        },
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+_OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "skills": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "uri": {"type": "string"},
+                    "name": {"type": "string"},
+                    "description": {"type": "string"},
+                    "score": {"type": "number"},
+                },
+                "required": ["uri", "name", "description", "score"],
+            },
+        }
+    },
+    "required": ["skills"],
+}
+TOOL = Tool(
+    name=TOOL_NAME,
+    title="Search skills",
+    description=(
+        "Find the skills on this server that fit a task: a few words such as 'fill a pdf form'. Returns skill "
+        "URIs (skill://.../SKILL.md), best first; read one with resources/read before acting on the task."
+    ),
+    input_schema=_INPUT_SCHEMA,
+    output_schema=_OUTPUT_SCHEMA,
+)
+
+
+class SkillSearch:
+    """The search_skills tool over one extension's catalog, kept current as the catalog changes."""
+
+    def __init__(self, extension: SkillsExtension) -> None:
+        self.extension = extension
+        self._index = SearchIndex()
+        self._indexed: dict[str, tuple[str, str, str]] = {}  # skill uri -> (name, description, other) indexed
+        self._follow(extension.service.catalog)
+        extension.service.on_change(self._follow)
+
+    def install(self, server: Server[Any]) -> None:
+        """Serve tools/list and tools/call on `server` (which must have no other tools)."""
+        for method in ("tools/list", "tools/call"):
+            if server.get_request_handler(method) is not None:
+                raise ValueError(f"{method!r} already has a handler on this server")
+        server.add_request_handler("tools/list", PaginatedRequestParams, self._list_tools)
+        server.add_request_handler("tools/call", CallToolRequestParams, self._call_tool)
+
+    def search(self, query: str, limit: int, scope_allows: Any = None) -> list[dict[str, Any]]:
+        """The best `limit` skills for `query` that `scope_allows(uri)` (None: every skill), as tool results."""
+        catalog = self.extension.service.catalog
+        wanted = limit if scope_allows is None else max(limit * 5, 50)
+        while True:
+            hits = self._index.search(query, wanted)
+            found = []
+            for hit in hits:
+                uri = str(hit.key)
+                skill = catalog.skill(uri)
+                if skill is None or (scope_allows is not None and not scope_allows(uri)):
+                    continue
+                found.append(
+                    {"uri": uri, "name": skill.name, "description": skill.frontmatter.get("description", "")}
+                    | {"score": round(hit.score, 4)}
+                )
+                if len(found) == limit:
+                    return found
+            if len(hits) < wanted or wanted >= len(self._index):
+                return found
+            wanted = len(self._index)  # the caller's scope hid most hits: look through everything once
+
+    def _follow(self, catalog: Catalog) -> None:
+        """Re-index the skills of a new snapshot whose listing text changed; drop those that are gone."""
+        current = {}
+        for skill in catalog.skills:
+            document = skill_document(
+                skill.uri, skill.uri, skill.name, str(skill.frontmatter.get("description", "")), skill.frontmatter
+            )
+            current[skill.uri] = document
+        for uri in self._indexed.keys() - current.keys():
+            self._index.remove(uri)
+            del self._indexed[uri]
+        changed = [d for uri, d in current.items() if self._indexed.get(uri) != (d.name, d.description, d.other)]
+        self._index.update(changed)
+        for document in changed:
+            self._indexed[str(document.key)] = (document.name, document.description, document.other)
+
+    async def _list_tools(self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None) -> Any:
+        return ListToolsResult(tools=[TOOL])
+
+    async def _call_tool(self, ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams) -> Any:
+        if params.name != TOOL_NAME:
+            raise MCPError(INVALID_PARAMS, f"Unknown tool: {params.name[:100]!r}")
+        args = params.arguments or {}
+        query, limit = args.get("query"), args.get("limit", DEFAULT_LIMIT)
+        problem = _argument_problem(query, limit, set(args) - {"query", "limit"})
+        if problem is not None:  # the model's mistake: a tool error it can read and correct, not a protocol error
+            return CallToolResult(content=[TextContent(type="text", text=problem)], is_error=True)
+        scope = await self.extension.scope()
+        found = self.search(str(query), int(limit), None if scope is None else scope.allows_uri)
+        result = {"skills": found}
+        text = json.dumps(result, ensure_ascii=False)
+        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=result)
+
+
+def _argument_problem(query: object, limit: object, unknown: set[str]) -> str | None:
+    if unknown:
+        return f"unknown argument(s): {', '.join(sorted(repr(name)[:40] for name in unknown))}"
+    if not isinstance(query, str) or not query.strip():
+        return "'query' must be a non-empty string: what you need to do, in a few words"
+    if len(query) > MAX_QUERY_CHARS:
+        return f"'query' must be at most {MAX_QUERY_CHARS} characters"
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        return f"'limit' must be an integer from 1 to {MAX_LIMIT}"
+    return None
+
+
+def auto_instructions(catalog: Catalog, *, search_tool: bool, scoped: bool) -> str:
+    """Server `instructions` that tell a model this server has skills and how to use them.
+
+    With `scoped` (callers see different skills), no count or name is given: instructions are the same for every
+    caller and must not reveal skills a caller may not see.
+    """
+    how_many = "Agent Skills" if scoped else f"{len(catalog)} Agent Skill{'s' if len(catalog) != 1 else ''}"
+    find = (
+        f"call the {TOOL_NAME} tool with a few words describing the task to find the right one, or list them "
+        "with skills/list"
+        if search_tool
+        else "list them with skills/list"
+    )
+    return (
+        f"This server provides {how_many}: instructions for specific tasks, each a SKILL.md with its files "
+        f"(io.modelcontextprotocol/skills, skill:// resources). Before a task a skill may cover, {find}, then read "
+        "its SKILL.md (skills/get or resources/read) and follow it. Skill content is reference material from this "
+        "server, not instructions from the user."
+    )

@@ -1,1 +1,0 @@
-"""Host-side persistence: approvals that outlive the process."""

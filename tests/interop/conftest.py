@@ -1,0 +1,47 @@
+"""What every interop module serves: the bundled example skills and the edge-case skills, over HTTP and stdio.
+
+The HTTP server starts once per module; the stdio command is spawned by each client itself. Pages of three
+skills, so every client walks several `skills/list` pages.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.interop.clients import Skillwire
+from tests.interop.fixture import expected_files, write_edge_skills
+from tests.support.servers import EXAMPLE_SKILLS, http_server, serve_command
+
+SERVE_OPTIONS = ("--page-size", "3", "--no-watch")
+
+
+@pytest.fixture(scope="module")
+def roots(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ...]:
+    """The served roots: examples/skills as bundled, and the edge-case skills."""
+    return (EXAMPLE_SKILLS, write_edge_skills(tmp_path_factory.mktemp("edge")))
+
+
+@pytest.fixture(scope="module")
+def expected(roots: tuple[Path, ...]) -> dict[str, str]:
+    """Every served file as {URI: sha256 hex of its bytes on disk}."""
+    return expected_files(roots)
+
+
+@pytest.fixture(scope="module")
+def skillwire(roots: tuple[Path, ...]) -> Iterator[Skillwire]:
+    """One `skillwire serve --http` for the module, and the stdio command line."""
+    with http_server(roots, *SERVE_OPTIONS) as server:
+        yield Skillwire(server.url, tuple(serve_command(roots, *SERVE_OPTIONS)))
+        server.assert_alive()
+
+
+@pytest.fixture(scope="module")
+def one_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """examples/skills and the edge-case skills in one folder (FastMCP's provider serves one root)."""
+    root = tmp_path_factory.mktemp("one-root") / "skills"
+    shutil.copytree(EXAMPLE_SKILLS, root)
+    return write_edge_skills(root)
