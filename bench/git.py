@@ -17,17 +17,15 @@ warm for all of them. Modes:
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from bench.generate import generate
-from bench.index import peak_rss, run
+from bench.index import arguments, peak_rss, run
 
 LABELS = {
     "folder-cold": "folder: cold scan (no cache)",
@@ -81,14 +79,9 @@ def _child(mode: str, root: str, cache: str) -> None:
 
 
 def main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        _child(sys.argv[2], sys.argv[3], sys.argv[4])
+    args = arguments(_child, __doc__)
+    if args is None:
         return
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--skills", type=int, default=1000)
-    parser.add_argument("--files", type=int, default=5)
-    parser.add_argument("--runs", type=int, default=3)
-    args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp, "skills")
         cache = Path(tmp, "blobs.json")
