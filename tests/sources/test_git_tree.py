@@ -14,6 +14,7 @@ import pytest
 from skillwire.catalog import Catalog
 from skillwire.sources.filesystem import FolderSource
 from skillwire.sources.git import GitSource
+from skillwire.sources.git_tree import MAX_DEPTH
 from tests.support.git_repos import git, git_commit, git_init
 
 SKILL = "---\nname: {name}\ndescription: A skill called {name}\n---\n\n# {name}\n"
@@ -192,3 +193,17 @@ def test_a_rescan_after_each_commit_equals_a_fresh_scan(tmp_path: Path) -> None:
         rescanned = source.scan(generation)
         fresh = GitSource(repo, "main").scan(generation)
         assert _shape(rescanned, "") == _shape(fresh, "")
+
+
+def test_folders_nested_past_the_depth_limit_refuse_their_skill_not_the_walk(tmp_path: Path) -> None:
+    """Hostile input: a tree nested deeper than MAX_DEPTH is cut there with a refusal, never a RecursionError."""
+    repo = git_init(tmp_path / "repo")
+    _skill(repo / "deep")
+    bottom = repo.joinpath("deep", *["d"] * (MAX_DEPTH + 5))
+    bottom.mkdir(parents=True)
+    (bottom / "x.md").write_text("x\n")
+    _skill(repo / "shallow")
+    git_commit(repo)
+    catalog = GitSource(repo).scan()
+    assert [s.uri for s in catalog.skills] == ["skill://shallow/SKILL.md"]
+    assert [r.rule for r in catalog.refusals] == ["tree-too-deep"]

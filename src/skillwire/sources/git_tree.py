@@ -34,6 +34,7 @@ GITLINK = 0o160000
 MAX_LINK_TARGET = 4096  # PATH_MAX: a longer link text is no path a checkout could make
 MAX_LINK_HOPS = 40  # Linux's limit on links followed while resolving one path (ELOOP past it)
 MAX_ENTRIES = 2_000_000  # links to folders can multiply a small tree; a walk stops here
+MAX_DEPTH = 256  # folders deeper than this are not walked (a crafted tree costs nothing to nest; a URI has bounds)
 
 
 class TreeTooLarge(Exception):
@@ -124,6 +125,9 @@ class _Walker:
 
         A folder the last walk found the same way is taken from it; one holding no link is kept for the next."""
         walk = self.walk
+        if rel_dir.count("/") >= MAX_DEPTH:
+            walk.bad_paths.append(Refusal(rel_dir, "tree-too-deep", f"folders nest more than {MAX_DEPTH} deep here"))
+            return
         key = (tree.id.raw, rel_dir, real_dir, rules.key)
         found = self.before.get(key)
         if found is None:
