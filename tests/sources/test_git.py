@@ -204,3 +204,12 @@ def test_hostile_cache_file_is_ignored_not_fatal(tmp_path: Path) -> None:
     catalog = source.scan()
     assert len(catalog.skills) == 1
     assert source.digests.hashed == 5
+
+
+def test_a_folder_inside_a_work_tree_is_not_its_repository(tmp_path: Path) -> None:
+    """skillwire choice: PATH names the repository itself; a folder inside one is not searched upwards from."""
+    repo = git_init(tmp_path / "repo")
+    _skills(repo, 1)
+    git_commit(repo)
+    with pytest.raises(SourceError, match="not a git repository"):
+        GitSource(repo / "team-0")

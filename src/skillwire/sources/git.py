@@ -1,10 +1,11 @@
 """Skills from a git repository, served at a commit straight from its object database (no checkout).
 
 `GitSource(repo, ref)` serves the tree of one commit: REF a branch, a tag, HEAD (the default), or anything else git
-names a commit by. A reference (branch, tag, HEAD) is followed: `watch` looks at it every `poll_s` seconds and asks
-for a rebuild when it moves, and each scan indexes the commit it points to then, published whole. A commit id is
-pinned: its catalog never changes. Bare repositories work; nothing is checked out, so `core.autocrlf`, filters and
-file modes play no part: digests are of the stored blob bytes, and reads send those bytes.
+names a commit by. A reference (branch, tag, HEAD) is followed: `watch` looks at it every `pace.step_ms` (at least
+MIN_POLL_MS) and asks for a rebuild when it moves, and each scan indexes the commit it points to then, published
+whole. A commit id is pinned: its catalog never changes. Bare repositories work; nothing is checked out, so
+`core.autocrlf`, filters and file modes play no part: digests are of the stored blob bytes, and reads send those
+bytes.
 
 The tree is walked as a folder is (`git_tree`: links, submodules, ignore files) and each skill is built by the one
 rule set (`skill_rules`). A blob is hashed once (`BlobDigests`, keyed by blob id, optionally kept in a file), and a
@@ -45,6 +46,12 @@ logger = logging.getLogger(__name__)
 MIN_POLL_MS = 200  # a followed reference is looked at no more often than this
 
 
+class _PerThread(threading.local):
+    """A Repository per thread: libgit2 objects are not to be used by two threads at once."""
+
+    repo: pygit2.Repository | None = None
+
+
 class GitSource(WatchableSource):
     """One git repository's skills at a commit, or following a reference.
 
@@ -60,7 +67,7 @@ class GitSource(WatchableSource):
     ) -> None:
         self.repo_path = Path(repo_path)
         self.ref = ref
-        self._local = threading.local()  # a Repository per thread: libgit2 objects are not shared across threads
+        self._local = _PerThread()
         repo = self._repo()
         self.digests = BlobDigests(Path(digest_cache) if digest_cache is not None else None)
         self._reference, self._pinned = _what_ref_names(repo, ref, self.label)
@@ -90,11 +97,11 @@ class GitSource(WatchableSource):
         return self._reference is not None
 
     def _repo(self) -> pygit2.Repository:
-        """This thread's handle on the repository."""
-        repo: pygit2.Repository | None = getattr(self._local, "repo", None)
+        """This thread's handle on the repository (PATH itself: a folder inside a work tree is not its repository)."""
+        repo = self._local.repo
         if repo is None:
             try:
-                repo = pygit2.Repository(os.fspath(self.repo_path))
+                repo = pygit2.Repository(os.fspath(self.repo_path), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
             except pygit2.GitError as exc:
                 raise SourceError(f"{self.label}: not a git repository ({exc})") from None
             self._local.repo = repo
