@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from skillwire.errors import SourceError
 from skillwire.sources.git import GitSource
+from skillwire.sources.port import WatchPace
 from tests.support.git_repos import git, git_commit, git_init
 
 SKILL = "---\nname: {name}\ndescription: {description}\n---\n\n# {name}\n"
@@ -213,3 +216,44 @@ def test_a_folder_inside_a_work_tree_is_not_its_repository(tmp_path: Path) -> No
     git_commit(repo)
     with pytest.raises(SourceError, match="not a git repository"):
         GitSource(repo / "team-0")
+
+
+def test_watch_asks_for_one_rebuild_per_move_and_outlives_a_deleted_branch(tmp_path: Path) -> None:
+    """skillwire choice: a followed ref is polled, each move asks for one rebuild, and a ref gone awhile is no crash."""
+    repo = git_init(tmp_path / "repo")
+    _skills(repo, 1)
+    git_commit(repo)
+    git(repo, "branch", "live")
+    source = GitSource(repo, "live")
+    source.scan()
+    asked: list[Sequence[str] | None] = []
+
+    async def rebuild(places: Sequence[str] | None) -> None:
+        asked.append(places)
+        source.scan(len(asked))
+
+    async def until(count: int) -> None:
+        with anyio.fail_after(10):  # a freeze is a failure, not a speed bound
+            while len(asked) < count:
+                await anyio.sleep(0.02)
+
+    async def scenario() -> None:
+        async with anyio.create_task_group() as group:
+            await group.start(partial(source.watch, rebuild, pace=WatchPace(1_600, 50)))
+            assert asked == []  # nothing moved before watching began
+            (repo / "extra.md").write_text("x\n")
+            second = git_commit(repo)
+            git(repo, "branch", "-f", "live", second)
+            await until(1)
+            git(repo, "branch", "-D", "live")
+            await anyio.sleep(0.5)  # looked at twice at least while gone: only warned
+            git(repo, "branch", "live", second)  # back where it was: nothing to rebuild
+            (repo / "more.md").write_text("y\n")
+            third = git_commit(repo)
+            git(repo, "branch", "-f", "live", third)
+            await until(2)
+            group.cancel_scope.cancel()
+
+    anyio.run(scenario)
+    assert asked == [None, None]
+    assert source.revision == git(repo, "rev-parse", "live")

@@ -224,23 +224,24 @@ class GitSource(WatchableSource):
         if self._reference is None:
             task_status.started()
             await anyio.sleep_forever()
-        reported = False
-        if self._commit is None or await anyio.to_thread.run_sync(self.tip) != self._commit:
-            await rebuild(None)
-        task_status.started()
+        seen, reported, started = self._commit, False, False
         while True:
-            await anyio.sleep(poll_s)
             try:
-                tip = await anyio.to_thread.run_sync(self.tip)
+                tip: pygit2.Oid | None = await anyio.to_thread.run_sync(self.tip)
+                reported = False
             except SourceError as exc:
+                tip = None
                 if not reported:
                     logger.warning("%s; serving commit %s until it names one again", exc, self.revision)
                     reported = True
-                continue
-            reported = False
-            if tip != self._commit:
+            if tip is not None and tip != seen:  # asked once per move: a failed rebuild is not retried in a loop
+                seen = tip
                 logger.info("%s moved to %s; rebuilding", self._reference, tip)
                 await rebuild(None)
+            if not started:  # the first look is the catch-up with what moved before watching began
+                task_status.started()
+                started = True
+            await anyio.sleep(poll_s)
 
 
 _SkillKey = tuple[tuple[str, ...], tuple[pygit2.Oid, ...], tuple[str, ...], tuple[Refusal, ...], int]
