@@ -293,7 +293,8 @@ def _what_ref_names(repo: pygit2.Repository, ref: str, label: str) -> tuple[str 
     try:
         commit = repo.revparse_single(ref).peel(pygit2.Commit)
     except (KeyError, pygit2.GitError, pygit2.InvalidSpecError, ValueError) as exc:
-        raise SourceError(f"{label}: names no commit ({exc})") from None
+        reason = "" if isinstance(exc, KeyError) else f" ({exc})"
+        raise SourceError(f"{label}: names no commit: no branch, tag or commit id is called that{reason}") from None
     return None, commit.id
 
 
