@@ -1,6 +1,7 @@
 """Every benchmark, one after the other, on catalogs of the same size: `python -m bench --skills 10000`.
 
   bench.index  cold index vs the floor (walk + read + sha256), warm start, rescans, one-file update, memory
+  bench.git    the git source beside the folder source: cold index, restart, re-index after a one-file commit
   bench.live   a live server: startup, edit-to-visible latency, peak RSS
   bench.peers  skillwire beside agentskills-mcp-server, FastMCP's skills extension and a bare SDK server:
                startup, skills/list enumeration and resources/read throughput over HTTP
@@ -17,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-PARTS = ("index", "live", "peers")
+PARTS = ("index", "git", "live", "peers")
 
 
 def main() -> int:

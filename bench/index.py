@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from bench.generate import generate
@@ -92,9 +93,10 @@ def peak_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-def run(mode: str, root: Path, cache: Path) -> dict[str, float]:
+def run(mode: str, root: Path, cache: Path, *, module: str = "bench.index") -> dict[str, float]:
+    """One measurement: `python -m MODULE --child MODE ROOT CACHE` in a fresh process; the JSON it printed."""
     out = subprocess.run(
-        [sys.executable, "-m", "bench.index", "--child", mode, str(root), str(cache)],
+        [sys.executable, "-m", module, "--child", mode, str(root), str(cache)],
         cwd=Path(__file__).resolve().parent.parent,
         check=True,
         capture_output=True,
@@ -113,15 +115,23 @@ def baseline_rss() -> int:
     )
 
 
-def main() -> None:
+def arguments(child: Callable[[str, str, str], None], description: str | None) -> argparse.Namespace | None:
+    """The --skills/--files/--runs options; None after running `child` when this process is one measurement
+    (`--child MODE ROOT CACHE`, as `run` starts it)."""
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        _child(sys.argv[2], sys.argv[3], sys.argv[4])
-        return
-    parser = argparse.ArgumentParser(description=__doc__)
+        child(sys.argv[2], sys.argv[3], sys.argv[4])
+        return None
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--skills", type=int, default=1000)
     parser.add_argument("--files", type=int, default=5)
     parser.add_argument("--runs", type=int, default=3)
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = arguments(_child, __doc__)
+    if args is None:
+        return
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp, "skills")
         cache = Path(tmp, "digests.json")

@@ -12,6 +12,7 @@ on our side breaks a rule" from "a peer sent us something wrong":
     ├── AuthenticationRequired      an HTTP server refused us (401/403) and said where a token comes from
     ├── InvalidScopePolicy          a scopes policy (serve --scopes) cannot be read or breaks its format
     ├── GenerationError             a generated skill's file could not be produced (failed, too slow, too large)
+    ├── SourceError                 a source cannot serve at all (no such repository, a ref naming no commit)
     └── VerificationError           content does not match the entry it was checked against
         ├── DigestMismatch
         ├── SizeMismatch
@@ -112,6 +113,10 @@ class AuthenticationRequired(SkillwireError):
         self.authorization_servers = authorization_servers
         self.scope = scope
         self.token_sent = token_sent
+
+
+class SourceError(SkillwireError):
+    """A source that cannot serve at all (a repository that is not there, a ref that names no commit); one line."""
 
 
 class InvalidScopePolicy(SkillwireError):

@@ -17,9 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skillwire.sources.filesystem import FolderSource
+from skillwire.sources.git import GitSource
 from skillwire.sources.memory import MemorySource
 from skillwire.sources.packages import PackageSource
 from skillwire.sources.port import SkillSource
+from tests.support.git_repos import git_commit, git_init
 from tests.support.wheels import build_wheel, package_files
 
 ROOT_NAME = "skills"
@@ -94,8 +96,20 @@ def make_installed_package(files: Mapping[str, bytes], scratch: Path) -> Made:
     return Made(PackageSource([PACKAGE[0]], path=[str(site)]), label)
 
 
+def make_git(files: Mapping[str, bytes], scratch: Path) -> Made:
+    """A repository whose one commit holds the files, served from its object database (the work tree unread).
+
+    Git keeps no empty folder: an empty one is kept as people keep it, with a `.gitkeep` (which skillwire ignores)."""
+    kept = {(rel + ".gitkeep" if rel.endswith("/") else rel): data for rel, data in files.items()}
+    root = write_tree(kept, scratch / ROOT_NAME)
+    git_init(root)
+    git_commit(root, "the files")
+    return Made(GitSource(root, "main"), f"{root}@main")
+
+
 MAKERS: dict[str, Maker] = {
     "folder": make_folder,
+    "git": make_git,
     "memory": make_memory,
     "package": make_package,
     "package-installed": make_installed_package,

@@ -140,7 +140,7 @@ def _parser() -> argparse.ArgumentParser:
         nargs="*",
         metavar="SOURCE",
         help="a folder of skills or a skill folder; KIND:TARGET for another kind (folder:PATH, "
-        "packages:NAME,...); PREFIX=SOURCE serves its skills under PREFIX/",
+        "git:PATH@REF, packages:NAME,...); PREFIX=SOURCE serves its skills under PREFIX/",
     )
     serve.add_argument(
         "--packages",

@@ -1,8 +1,8 @@
 """Source specs: the strings `skillwire serve` and `validate` take, and the source each one opens.
 
     PATH                 a folder of skills, or a skill folder
-    KIND:TARGET          a source of a registered kind (`KINDS`): `folder:PATH`, `packages:NAME,...` (or
-                         `packages:*`: every installed distribution's skills); others add theirs
+    KIND:TARGET          a source of a registered kind (`KINDS`): `folder:PATH`, `git:PATH@REF`, `packages:NAME,...`
+                         (or `packages:*`: every installed distribution's skills); others add theirs
     PREFIX=SPEC          any of the above, its skills served under PREFIX (`team=skills/`, `a/b=git:repo@main`)
 
 A PREFIX is one or more `/`-separated URI reg-names (`prefix_problem`); a KIND is a registered lowercase word.
@@ -77,9 +77,28 @@ def _packages(target: str, options: SourceOptions) -> SkillSource:
     return PackageSource(names)
 
 
+def _git(target: str, options: SourceOptions) -> SkillSource:
+    """`git:PATH@REF`: REF after the last `@` (a branch, tag or commit; HEAD without one). Blob digests are kept
+    beside the folder digest cache (`FILE.git-blobs`) when there is one."""
+    from skillwire.errors import SourceError
+    from skillwire.sources.git import GitSource  # pygit2 is loaded only when a git source is asked for
+
+    path, at, ref = target.rpartition("@")
+    if not at:
+        path, ref = target, "HEAD"
+    if not path or not ref:
+        raise SpecError(f"git:{target}: needs git:PATH@REF (REF a branch, tag or commit; default HEAD)")
+    cache = options.digest_cache + ".git-blobs" if options.digest_cache else None
+    try:
+        return GitSource(path, ref, digest_cache=cache)
+    except SourceError as exc:
+        raise SpecError(str(exc)) from None
+
+
 KINDS: dict[str, SourceOpener] = {
     "folder": _folder,
     "packages": _packages,
+    "git": _git,
 }
 """Every kind a spec may name, by its word before the colon."""
 
