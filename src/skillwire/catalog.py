@@ -90,6 +90,31 @@ class FileContent(Protocol):
         ...
 
 
+class StampedContent(ABC):
+    """A `FileContent` that can tell, without reading, whether its file is still the one it last read.
+
+    A stamp is an int that changes whenever the stored bytes may have (a file's device, inode, size, mtime and
+    ctime, hashed). It is what lets the server keep the verified bytes of a hot file in memory instead of
+    reading and hashing them again on every request (`server/read_cache.py`). A base class rather than a
+    Protocol for the reason `GeneratedContent` gives: the server asks `isinstance` on every read.
+    """
+
+    __slots__ = ()
+
+    @abstractmethod
+    def read(self, limit: int) -> bytes | None:
+        """As `FileContent.read`."""
+
+    @abstractmethod
+    def read_stamped(self, limit: int) -> tuple[bytes | None, int | None]:
+        """`read(limit)`, and the stamp the file had before its bytes were read; None for the stamp when it cannot
+        vouch for them (it changed too recently: timestamps are coarser than writes)."""
+
+    @abstractmethod
+    def stamp(self) -> int | None:
+        """The file's stamp now, reading no content (None if it cannot be had); equal stamps mean equal bytes."""
+
+
 class GeneratedContent(ABC):
     """A generated (dynamic) skill's file: its bytes are produced when it is read, and no digest binds them.
 

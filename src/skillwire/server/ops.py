@@ -88,6 +88,9 @@ class ServerMetrics:
         )
         self.registry.register(_CatalogCollector(service))
         ProcessCollector(registry=self.registry)  # memory, CPU and open files of this process
+        # Each labelled child, looked up once: `labels()` checks and hashes its arguments on every call.
+        self._counted: dict[tuple[str, str], Counter] = {}
+        self._timed: dict[str, Histogram] = {}
 
     def install(self, server: Server[Any]) -> None:
         """Count every request `server` answers: outermost, so skill routes are seen under their public names."""
@@ -110,8 +113,14 @@ class ServerMetrics:
             outcome = "invalid_params"
             raise
         finally:
-            self.requests.labels(method, outcome).inc()
-            self.latency.labels(method).observe(time.perf_counter() - started)
+            counted = self._counted.get((method, outcome))
+            if counted is None:
+                counted = self._counted[method, outcome] = self.requests.labels(method, outcome)
+            timed = self._timed.get(method)
+            if timed is None:
+                timed = self._timed[method] = self.latency.labels(method)
+            counted.inc()
+            timed.observe(time.perf_counter() - started)
 
     def exposition(self, accept: str) -> tuple[bytes, str]:
         """Everything registered, in the format the `Accept` header asks for (Prometheus text, or OpenMetrics),

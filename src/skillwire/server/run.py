@@ -142,8 +142,12 @@ def guarded_app(
 
 def _size_in(service: SkillService) -> Callable[[str], int | None]:
     def size_of(uri: str) -> int | None:
-        served = service.catalog.file(uri)
+        catalog = service.catalog
+        if service.read_cache.holds(uri, catalog):
+            return 0  # read and kept a moment ago: smaller than a large read
+        served = catalog.file(uri)
         return None if served is None else served.file.size
+
 
     return size_of
 

@@ -30,13 +30,22 @@ import anyio
 import anyio.to_thread
 from mcp.shared.exceptions import MCPError
 
-from skillwire.catalog import Catalog, DirectoryChild, GeneratedContent, InvalidCursor, Refusal, ServedFile
+from skillwire.catalog import (
+    Catalog,
+    DirectoryChild,
+    GeneratedContent,
+    InvalidCursor,
+    Refusal,
+    ServedFile,
+    StampedContent,
+)
 from skillwire.digest import sha256_digest
 from skillwire.errors import GenerationError, InvalidSkillUri
 from skillwire.manifest import MAX_TOTAL_BYTES, Skill
 from skillwire.scoped_catalog import ScopedCatalog
 from skillwire.scopes import Visibility
 from skillwire.server.defaults import DEFAULT_CACHE_SCOPE, DEFAULT_PAGE_SIZE, DEFAULT_TTL_MS, CacheScope
+from skillwire.server.read_cache import DEFAULT_READ_CACHE_BYTES, ReadCache
 from skillwire.sources.port import IncrementalSource, RestorableSource, SkillSource
 from skillwire.uri import canonical_uri
 from skillwire.wire import INTERNAL_ERROR, INVALID_PARAMS
@@ -55,14 +64,18 @@ class ServeOptions:
     `page_size`: entries per page of skills/list, resources/list and
     resources/directory/read. `ttl_ms` / `cache_scope`: the CacheableResult hints
     on skills/list, skills/get, resources/list and resources/read (a folder's
-    skills are the same for every user, hence "public").
+    skills are the same for every user, hence "public"). `read_cache_bytes`: how
+    much verified file content reads keep in memory (`read_cache.py`; 0: none).
     """
 
     page_size: int = DEFAULT_PAGE_SIZE
     ttl_ms: int = DEFAULT_TTL_MS
     cache_scope: CacheScope = DEFAULT_CACHE_SCOPE
+    read_cache_bytes: int = DEFAULT_READ_CACHE_BYTES
 
     def __post_init__(self) -> None:
+        if self.read_cache_bytes < 0:
+            raise ValueError(f"read_cache_bytes must be >= 0, not {self.read_cache_bytes}")
         if not 1 <= self.page_size <= 10_000:
             raise ValueError(f"page_size must be between 1 and 10000, not {self.page_size}")
         if self.ttl_ms < 0:
@@ -109,6 +122,7 @@ class SkillService:
         self._listeners: list[Callable[[Catalog], None]] = []
         self._views: dict[tuple[str, ...], ScopedCatalog] = {}
         self._views_of: Catalog | None = None
+        self.read_cache = ReadCache(self.options.read_cache_bytes)
 
     def view(self, catalog: Catalog, scope: Visibility | None) -> Listing:
         """`catalog` as a caller with `scope` sees it (the catalog itself when `scope` is None)."""
@@ -143,6 +157,7 @@ class SkillService:
     def swap(self, catalog: Catalog) -> None:
         """Publish `catalog` as the current snapshot (one reference assignment: atomic for readers)."""
         self._catalog = catalog
+        self.read_cache.clear()  # verified against the previous snapshot only
         for listener in self._listeners:
             listener(catalog)
 
@@ -249,6 +264,8 @@ class SkillService:
         canonical = _require_uri(uri, what="resource")
         for _ in range(_READ_ATTEMPTS):
             catalog = self._catalog
+            if scope is None and (cached := self.read_cache.get(canonical, catalog)) is not None:
+                return self._cacheable({"contents": [cached]}, modern, scope)
             view = catalog if scope is None else self.view(catalog, scope)
             served = view.file(canonical)
             if served is None:
@@ -259,15 +276,24 @@ class SkillService:
                         {"uri": canonical},
                     )
                 raise MCPError(INVALID_PARAMS, f"No resource is served at {_show(uri)}", {"uri": _show(uri)})
-            if isinstance(served.content, GeneratedContent):
-                return await _generated(canonical, served.file.mime_type, served.content, modern)
+            content = served.content
+            if isinstance(content, GeneratedContent):
+                return await _generated(canonical, served.file.mime_type, content, modern)
+            if scope is not None and (cached := self.read_cache.get(canonical, catalog)) is not None:
+                return self._cacheable({"contents": [cached]}, modern, scope)  # a file this caller sees
             size = served.file.size
+            stamped = content if isinstance(content, StampedContent) else None
+            read = content.read if stamped is None else stamped.read_stamped
             if size <= _INLINE_READ_BYTES:
-                data = served.content.read(size)  # from the page cache, quicker than a hop to a worker thread
+                got = read(size)  # from the page cache, quicker than a hop to a worker thread
             else:
-                data = await anyio.to_thread.run_sync(served.content.read, size)
+                got = await anyio.to_thread.run_sync(read, size)
+            data, stamp = got if isinstance(got, tuple) else (got, None)
             if data is not None and len(data) == served.file.size and sha256_digest(data) == served.file.digest:
-                return self._cacheable({"contents": [_contents(canonical, served.file.mime_type, data)]}, modern, scope)
+                contents = _contents(canonical, served.file.mime_type, data)
+                if stamped is not None and catalog is self._catalog:
+                    self.read_cache.put(catalog, stamped, stamp, size, contents)
+                return self._cacheable({"contents": [contents]}, modern, scope)
             logger.info("%s changed at its source since it was indexed; rebuilding the catalog", canonical)
             self.stats.rehash_mismatches += 1
             incremental = self._incremental

@@ -7,20 +7,22 @@ the small path helpers they all use (root-relative paths are "/"-separated, "" i
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillwire.catalog import Refusal
+from skillwire.catalog import Refusal, StampedContent
 from skillwire.errors import SkillError
 from skillwire.manifest import Skill, SkillFile
 from skillwire.mime import DEFAULT_MIME_TYPE
 from skillwire.skill_rules import (
     shown_name,
 )
+from skillwire.sources.digest_cache import RACY_NS, file_key
 from skillwire.sources.ignore import IgnoreRules
-from skillwire.sources.safe_open import read_regular
+from skillwire.sources.safe_open import open_regular, read_at_most
 from skillwire.uri import SKILL_FILE
 
 Progress = Callable[[int, int], None]
@@ -117,20 +119,41 @@ class Prior:
 
 
 @dataclass(frozen=True, slots=True)
-class FolderFile:
-    """A served file on disk (a `FileContent`): its resolved real path, as indexed."""
+class FolderFile(StampedContent):
+    """A served file on disk (a `FileContent` with stamps): its resolved real path, as indexed."""
 
     path: str
 
     def read(self, limit: int) -> bytes | None:
         """At most `limit` + 1 bytes of the regular file at `path`, opened as indexed; None if it is not that.
 
-        `read_regular` never waits on a FIFO swapped in since indexing, follows no link that was not there,
+        `open_regular` never waits on a FIFO swapped in since indexing, follows no link that was not there,
         and checks the open file really is at `path` (a folder on the way swapped for a link is caught),
         so a read blocks no request and never reads past one byte more than the manifest lists.
         """
+        return self.read_stamped(limit)[0]
+
+    def read_stamped(self, limit: int) -> tuple[bytes | None, int | None]:
+        """`read`, and the open file's stamp from its fstat before the read (a write after it changes the ctime);
+        no stamp for a file changed within `RACY_NS` of now."""
         try:
-            return read_regular(self.path, limit=limit, real_path=self.path)
+            fd, st = open_regular(self.path, real_path=self.path)
+        except OSError:
+            return None, None
+        try:
+            data = read_at_most(fd, min(limit, st.st_size) + 1)
+        except OSError:
+            return None, None
+        finally:
+            os.close(fd)
+        recent = time.time_ns() - RACY_NS
+        return data, (hash(file_key(st)) if st.st_mtime_ns < recent and st.st_ctime_ns < recent else None)
+
+    def stamp(self) -> int | None:
+        """The stamp of what is at `path` now (not following a link there): another file, or this one changed,
+        has another stamp; a folder on the way turned into a link leads to another file."""
+        try:
+            return hash(file_key(os.lstat(self.path)))
         except OSError:
             return None
 
