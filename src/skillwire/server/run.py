@@ -148,22 +148,22 @@ def _size_in(service: SkillService) -> Callable[[str], int | None]:
         served = catalog.file(uri)
         return None if served is None else served.file.size
 
-
     return size_of
 
 
 def bind(host: str, port: int) -> socket.socket:
-    """A listening socket; port 0 picks a free port (read it back from `getsockname`).
+    """A bound socket, not yet listening; port 0 picks a free port (read it back from `getsockname`).
 
-    The protocol is named (IPPROTO_TCP, not 0): asyncio sets TCP_NODELAY only on connections whose
-    socket says TCP, and without it Nagle's algorithm and the client's delayed ACK hold each response
-    on a keep-alive connection for about 40 ms.
+    The server listens when it starts serving (asyncio's `create_server` does), so the port opens only
+    once requests are answered: a client that connects as soon as it can is not left waiting while the
+    server sets up (a watcher walking every folder, say). The protocol is named (IPPROTO_TCP, not 0):
+    asyncio sets TCP_NODELAY only on connections whose socket says TCP, and without it Nagle's algorithm
+    and the client's delayed ACK hold each response on a keep-alive connection for about 40 ms.
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
-    sock.listen(1024)
     sock.set_inheritable(True)
     return sock
 

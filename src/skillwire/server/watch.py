@@ -354,14 +354,18 @@ class LiveReload:
             if self.service.restored and not self.watch:
                 tg.start_soon(_rebuild, self.service)  # check the restored snapshot against the disk
             if self.watch:
-                # Not awaited: serving starts at once, and the watcher's catch-up rebuild
-                # covers whatever changed before it was up.
-                tg.start_soon(self._watch)
+                # Awaited: setting the watcher up holds the interpreter's lock (watchfiles walks every folder
+                # under it, about a second for 10,000 skills) and its catch-up rescan competes for it, so a
+                # request answered meanwhile would wait. Serving starts once both are done; the HTTP port
+                # opens then too (`run.bind` leaves listening to the server), so its first answer is prompt.
+                await tg.start(self._watch)
             try:
                 yield
             finally:
                 self.notifier.close()
                 tg.cancel_scope.cancel()
 
-    async def _watch(self) -> None:
-        await watch_and_rebuild(self.service, debounce_ms=self.debounce_ms, step_ms=self.step_ms)
+    async def _watch(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        await watch_and_rebuild(
+            self.service, debounce_ms=self.debounce_ms, step_ms=self.step_ms, task_status=task_status
+        )

@@ -23,7 +23,7 @@ from skillwire.sources.port import DEFAULT_PACE, Rebuild, WatchPace
 
 logger = logging.getLogger(__name__)
 
-_IDLE_TIMEOUT_MS = 500  # how soon the watcher reports that it is up (its first, possibly empty, batch)
+_IDLE_TIMEOUT_MS = 100  # how soon the watcher reports that it is up (its first, possibly empty, batch)
 _RESTART_DELAY_S = 1.0  # after the watcher itself fails (inotify limits, ...): wait, then watch again
 _MAX_RESTART_DELAY_S = 30.0
 _UNDECODABLE = "Unable to decode path"  # watchfiles' error for a path that is not UTF-8
@@ -125,6 +125,9 @@ async def watch_folders(
             # the watcher itself failed: keep serving, try again
             logger.warning("watching %s stopped (%s); trying again in %.0fs", _show(roots), err, delay)
             logger.debug("watcher failure", exc_info=True)
+            if not started:  # serving waits for this: it goes on without a watcher until one is up
+                started = True
+                task_status.started()
             await anyio.sleep(delay)
             delay = min(delay * 2, _MAX_RESTART_DELAY_S)
 
