@@ -5,6 +5,7 @@
   bench.live   a live server: startup, edit-to-visible latency, peak RSS
   bench.peers  skillwire beside agentskills-mcp-server, FastMCP's skills extension and a bare SDK server:
                startup, skills/list enumeration and resources/read throughput over HTTP
+  bench.startup  spawn to first answer beside the hash floor plus imports; first answer after the port opens
 
 Each prints its own table; `--only index,live` runs a subset. The peers are installed on first use into
 virtual environments under the user cache folder (see bench/peers.py).
@@ -18,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-PARTS = ("index", "git", "live", "peers")
+PARTS = ("index", "git", "live", "peers", "startup")
 
 
 def main() -> int:
