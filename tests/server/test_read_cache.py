@@ -10,6 +10,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from skillwire.catalog import Catalog, StampedContent
+from skillwire.cli.main import main
 from skillwire.scopes import Visibility
 from skillwire.server.read_cache import ReadCache
 from skillwire.server.service import ServeOptions, SkillService
@@ -150,3 +151,14 @@ def test_an_entry_whose_stamp_changed_is_dropped() -> None:
     assert cache.get("skill://a/x.md", catalog) is None
     assert len(cache) == 0
     assert cache.used == 0
+
+
+@pytest.mark.parametrize("value", ["-1", "many"])
+def test_a_bad_read_cache_size_is_a_usage_error_naming_the_flag(
+    tmp_path: Path, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`skillwire serve --read-cache-mb` takes a whole number of MiB, 0 or more, before anything is scanned."""
+    with pytest.raises(SystemExit) as exited:
+        main(["serve", str(tmp_path), "--read-cache-mb", value])
+    assert exited.value.code == 2
+    assert "argument --read-cache-mb:" in capsys.readouterr().err

@@ -11,6 +11,7 @@ import time
 
 import anyio
 from anyio.abc import TaskStatus
+from bench.startup import DISCOVER
 
 from skillwire.server.extension import SkillsExtension
 from skillwire.server.run import bind, build_server, serve_http
@@ -21,18 +22,6 @@ from skillwire.sources.port import Rebuild, WatchableSource, WatchPace
 from tests.sources.contract.cases import skill_md
 
 SETUP_S = 2.0  # how long the watcher's set-up holds the event loop
-DISCOVER = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "server/discover",
-    "params": {
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "0"},
-            "io.modelcontextprotocol/clientCapabilities": {},
-        }
-    },
-}
 
 
 class SlowToWatch(MemorySource, WatchableSource):
@@ -72,7 +61,7 @@ def _discover_at_once(port: int) -> tuple[int, dict[str, object], float, float]:
         "Mcp-Method": "server/discover",
     }
     try:
-        client.request("POST", "/mcp", json.dumps(DISCOVER), headers)
+        client.request("POST", "/mcp", DISCOVER, headers)
         response = client.getresponse()
         body = json.loads(response.read())
     finally:

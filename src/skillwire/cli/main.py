@@ -35,7 +35,7 @@ from skillwire.cli.errors import CliError, UsageError, nothing_found
 from skillwire.cli.formats import Annotation, add_format_option, emit, github_command
 from skillwire.cli.output import JsonFormatter, SafeFormatter, err, say
 from skillwire.errors import AuthenticationRequired, SkillwireError
-from skillwire.server.defaults import DEFAULT_CACHE_SCOPE, DEFAULT_PAGE_SIZE, DEFAULT_TTL_MS
+from skillwire.server.defaults import DEFAULT_CACHE_SCOPE, DEFAULT_PAGE_SIZE, DEFAULT_READ_CACHE_BYTES, DEFAULT_TTL_MS
 
 if TYPE_CHECKING:
     from skillwire.server.auth import AuthConfig
@@ -156,7 +156,14 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--page-size", type=_page_size, default=DEFAULT_PAGE_SIZE, help="entries per page, 1-10000 (default 100)"
     )
-    serve.add_argument("--ttl-ms", type=_ttl_ms, default=DEFAULT_TTL_MS, help="cache hint ttlMs (default 300000)")
+    serve.add_argument("--ttl-ms", type=_whole, default=DEFAULT_TTL_MS, help="cache hint ttlMs (default 300000)")
+    serve.add_argument(
+        "--read-cache-mb",
+        type=_whole,
+        default=DEFAULT_READ_CACHE_BYTES >> 20,
+        metavar="MB",
+        help="MiB of verified file contents kept for reads, least recently used out; 0: none (default %(default)s)",
+    )
     serve.add_argument(
         "--cache-scope", choices=("public", "private"), default=DEFAULT_CACHE_SCOPE, help="default public"
     )
@@ -414,8 +421,8 @@ def _page_size(text: str) -> int:
     return number
 
 
-def _ttl_ms(text: str) -> int:
-    """--ttl-ms: a whole number of milliseconds, 0 or more."""
+def _whole(text: str) -> int:
+    """--ttl-ms, --read-cache-mb: a whole number, 0 or more."""
     try:
         number = int(text)
     except ValueError:
@@ -476,7 +483,12 @@ def _serve(args: argparse.Namespace) -> int:
     from skillwire.sources.spec import SourceOptions, SpecError, open_sources
 
     try:
-        options = ServeOptions(page_size=args.page_size, ttl_ms=args.ttl_ms, cache_scope=args.cache_scope)
+        options = ServeOptions(
+            page_size=args.page_size,
+            ttl_ms=args.ttl_ms,
+            cache_scope=args.cache_scope,
+            read_cache_bytes=args.read_cache_mb << 20,
+        )
         limits = _limits(args, ServeLimits)
     except ValueError as error:
         raise CliError(str(error)) from None

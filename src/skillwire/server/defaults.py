@@ -14,3 +14,4 @@ CacheScope = Literal["public", "private"]
 DEFAULT_PAGE_SIZE = 100
 DEFAULT_TTL_MS = 300_000
 DEFAULT_CACHE_SCOPE: CacheScope = "public"
+DEFAULT_READ_CACHE_BYTES = 64 * 1024 * 1024  # verified contents of hot files kept in memory (`read_cache.py`)

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from skillwire.catalog import Catalog, StampedContent
+from skillwire.server.defaults import DEFAULT_READ_CACHE_BYTES
 from skillwire.server.limits import LARGE_READ_BYTES
 
-DEFAULT_READ_CACHE_BYTES = 64 * 1024 * 1024
 _ENTRY_OVERHEAD = 256  # bytes an entry costs besides its text (the key, the record, the dictionary slot)
 
 

@@ -44,8 +44,14 @@ from skillwire.errors import GenerationError, InvalidSkillUri
 from skillwire.manifest import MAX_TOTAL_BYTES, Skill
 from skillwire.scoped_catalog import ScopedCatalog
 from skillwire.scopes import Visibility
-from skillwire.server.defaults import DEFAULT_CACHE_SCOPE, DEFAULT_PAGE_SIZE, DEFAULT_TTL_MS, CacheScope
-from skillwire.server.read_cache import DEFAULT_READ_CACHE_BYTES, ReadCache
+from skillwire.server.defaults import (
+    DEFAULT_CACHE_SCOPE,
+    DEFAULT_PAGE_SIZE,
+    DEFAULT_READ_CACHE_BYTES,
+    DEFAULT_TTL_MS,
+    CacheScope,
+)
+from skillwire.server.read_cache import ReadCache
 from skillwire.sources.port import IncrementalSource, RestorableSource, SkillSource
 from skillwire.uri import canonical_uri
 from skillwire.wire import INTERNAL_ERROR, INVALID_PARAMS
