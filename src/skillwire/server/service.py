@@ -267,11 +267,15 @@ class SkillService:
 
     async def read_resource(self, uri: object, *, modern: bool, scope: Visibility | None = None) -> dict[str, Any]:
         """The exact bytes of a served file, verified against the current manifest before they leave."""
+        asked = uri if scope is None and isinstance(uri, str) else None
+        if asked is not None and (cached := self.read_cache.get(asked, self._catalog)) is not None:
+            return self._cacheable({"contents": [cached]}, modern, scope)  # keys are canonical: nothing to parse
         canonical = _require_uri(uri, what="resource")
         for _ in range(_READ_ATTEMPTS):
             catalog = self._catalog
-            if scope is None and (cached := self.read_cache.get(canonical, catalog)) is not None:
+            if scope is None and canonical != asked and (cached := self.read_cache.get(canonical, catalog)) is not None:
                 return self._cacheable({"contents": [cached]}, modern, scope)
+            asked = None  # after a rebuild: look again
             view = catalog if scope is None else self.view(catalog, scope)
             served = view.file(canonical)
             if served is None:
