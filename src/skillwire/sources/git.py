@@ -34,8 +34,7 @@ from anyio.abc import TaskStatus
 from skillwire.catalog import Catalog, FileContent, Refusal
 from skillwire.errors import SkillError, SourceError
 from skillwire.manifest import MAX_TOTAL_BYTES, Skill, SkillFile
-from skillwire.mime import DEFAULT_MIME_TYPE, mime_type_for
-from skillwire.skill_rules import FileFacts, skill_folders, skill_or_refusal, skill_path_of, span
+from skillwire.skill_rules import FileFacts, mime_type_given, skill_folders, skill_or_refusal, skill_path_of, span
 from skillwire.sources.blob_digests import BlobDigests
 from skillwire.sources.git_tree import Memo, TreeTooLarge, TreeWalk, walk_tree
 from skillwire.sources.port import DEFAULT_PACE, Rebuild, WatchableSource, WatchPace
@@ -307,10 +306,7 @@ def _repo_name(repo: pygit2.Repository) -> str:
 
 def _facts(rel: str, blob: tuple[str, int, bool]) -> FileFacts:
     digest, size, text = blob
-    mime = mime_type_for(rel)
-    if mime == DEFAULT_MIME_TYPE and text:
-        mime = "text/plain"
-    return FileFacts(rel, size, digest, mime)
+    return FileFacts(rel, size, digest, mime_type_given(rel, lambda: text))
 
 
 def _blob_bytes(repo: pygit2.Repository, oid: pygit2.Oid) -> bytes:
