@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import random
 import subprocess
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,8 @@ from typing import TypeVar
 
 import anyio
 import anyio.to_thread
+from deploy.fleet import running_fleet
+from deploy.rollout import roll_out, wait_for_commit
 
 from bench.generate import generate
 from skillwire import ApproveLoads, Host, HostError, ReadFailed, SkillChanged, SkillwireError, VerificationError
@@ -120,12 +123,15 @@ class Reader:
         self.rng = random.Random(seed)
         self.tally = Tally()
         self._seen: dict[str, str] = {}
+        self._handles: dict[str, str] = {}
         self.connected = anyio.Event()
 
     async def run(self, stop: anyio.Event) -> None:
         """Read until `stop`, then refresh the listing and load every changed skill once (`tally.final`)."""
         async with Host(prompt=ApproveLoads()) as host:
             await host.add_server(LABEL, self.url)
+            # Handles, not `label:uri` refs: the registry resolves a URI by comparing it with every skill's.
+            self._handles = {item.uri: item.handle for item in host.catalog()}
             self.connected.set()
             while not stop.is_set():
                 await self.visit(host, self.rng.choice(self.versions.uris))
@@ -135,14 +141,15 @@ class Reader:
 
     async def visit(self, host: Host, uri: str) -> str | None:
         """Load the skill at `uri` and read its files, recovering as a host application would; its version."""
-        ref = f"{LABEL}:{uri}"
+        ref = self._handles.get(uri, f"{LABEL}:{uri}")
         delay = BACKOFF_S
         for _ in range(ATTEMPTS):
             try:
                 loaded = await host.load_skill(ref)
+                root = uri.removesuffix("SKILL.md")
                 for record in loaded.files:
                     if record.uri != uri:
-                        await host.read_skill_file(ref, record.uri)
+                        await host.read_skill_file(ref, record.uri.removeprefix(root))
             except SkillChanged:
                 self.tally.failures += 1
                 self.tally.changed += 1
@@ -189,3 +196,64 @@ async def read_during(
         await anyio.sleep(after_s)
         stop.set()
     return rolled, [reader.tally for reader in readers]
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One rollout as the rollout table shows it."""
+
+    how: str
+    replicas: int
+    hosts: int
+    total: Tally
+    on_b: int  # hosts that ended with every changed skill at B
+    mixed_window_s: float
+
+
+def measure(how: str, repo: Path, first: str, second: str, *, replicas: int, hosts: int, seconds: float) -> Row:
+    """Roll a fleet of `replicas` from `first` to `second` while `hosts` read through nginx.
+
+    `how`: "follow" (replicas follow branch main; the branch is moved) or "plan" (replicas start at `first` with
+    `--rollout-plan`; `deploy.rollout.roll_out` plans `second` two seconds ahead)."""
+    versions = Versions.of(repo, first, second)
+    with tempfile.TemporaryDirectory(prefix="skillwire-rollout-") as work:
+        plan = Path(work) / "plan.json"
+        _git(repo, "update-ref", "refs/heads/main", first)
+        planned = how == "plan"
+        paths = [f"git:{repo}@{first}" if planned else f"git:{repo}@main"]
+        serve_args = ["--rollout-plan", str(plan)] if planned else []
+        with running_fleet(paths, replicas=replicas, serve_args=serve_args) as fleet:
+            urls = [fleet.replica_url(i) for i in range(replicas)]
+
+            def roll() -> dict[str, float]:
+                if how == "plan":
+                    return roll_out(plan, second, urls, lead_s=2.0).since
+                _git(repo, "update-ref", "refs/heads/main", second)
+                return wait_for_commit(urls, second)
+
+            since, tallies = anyio.run(
+                lambda: read_during(fleet.url, versions, roll, hosts=hosts, before_s=seconds / 2, after_s=seconds / 2)
+            )
+    total = Tally()
+    for tally in tallies:
+        total.add(tally)
+    on_b = sum(all(tally.final.get(uri) == "B" for uri in versions.uris) for tally in tallies)
+    label = "planned switch (--rollout-plan)" if how == "plan" else "each follows the branch"
+    return Row(label, replicas, hosts, total, on_b, max(since.values()) - min(since.values()))
+
+
+def table(rows: list[Row]) -> str:
+    lines = [
+        "| rollout                         | replicas | hosts | loads | verif. failures | refresh found B "
+        "| refresh found same | regressions | unrecovered | hosts on B | mixed window ms |",
+        "|---------------------------------|---------:|------:|------:|----------------:|----------------:"
+        "|-------------------:|------------:|------------:|-----------:|----------------:|",
+    ]
+    for row in rows:
+        t = row.total
+        lines.append(
+            f"| {row.how:<31} | {row.replicas:>8} | {row.hosts:>5} | {t.loads:>5} | {t.failures:>15} "
+            f"| {t.changed:>15} | {t.unchanged:>18} | {t.regressions:>11} | {t.unrecovered:>11} "
+            f"| {row.on_b:>4} of {row.hosts:<3} | {row.mixed_window_s * 1000:>15.1f} |"
+        )
+    return "\n".join(lines)

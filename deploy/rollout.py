@@ -91,13 +91,13 @@ def wait_for_commit(replicas: Sequence[str], commit: str, *, timeout_s: float = 
 def roll_out(
     plan_path: Path, commit: str, replicas: Sequence[str], *, lead_s: float = 2.0, timeout_s: float = 60.0
 ) -> Rollout:
-    """Plan `commit` for `lead_s` seconds from now, wait until every replica prepared it and then serves it."""
+    """Plan `commit` for `lead_s` seconds from now, note when each replica prepared it (until then), and wait (at
+    most `timeout_s` after that) until every one serves it."""
     written = time.time()
     plan = Plan(commit, written + lead_s)
     write_plan(plan_path, plan)
     prepared: dict[str, float] = {}
-    deadline = time.monotonic() + timeout_s
-    while len(prepared) < len(replicas) and time.monotonic() < deadline:
+    while len(prepared) < len(replicas) and time.time() < plan.at:  # prepared later: late, reported by `since`
         for replica in replicas:
             if replica not in prepared:
                 ready = readiness(replica)
@@ -105,7 +105,7 @@ def roll_out(
                 if ready.get("revision") == commit or upcoming.get("revision") == commit:
                     prepared[replica] = time.time() - written
         time.sleep(POLL_S)
-    since = wait_for_commit(replicas, commit, timeout_s=max(1.0, deadline - time.monotonic()))
+    since = wait_for_commit(replicas, commit, timeout_s=timeout_s)
     return Rollout(plan, prepared, since)
 
 

@@ -6,6 +6,7 @@ made by the test, and real verifying `Host`s reading through the balancer while 
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 
@@ -17,11 +18,12 @@ from deploy.rollout import roll_out
 
 from skillwire.cli.main import main
 from skillwire.errors import SourceError
-from skillwire.server.rollout import BadPlan, Plan, parse_plan, planned_source
+from skillwire.server.rollout import BadPlan, Plan, follow_plan, parse_plan, planned_source
 from skillwire.server.service import SkillService, Switch
 from skillwire.sources.git import GitSource
 from skillwire.sources.memory import MemorySource
 from tests.sources.contract.cases import skill_md
+from tests.support.git_repos import git, git_init
 
 COMMIT = "3f2a" * 10
 
@@ -138,6 +140,43 @@ def test_preparing_the_next_commit_hashes_only_the_blobs_it_changed(tmp_path: Pa
     assert source.revision == first
     with pytest.raises(SourceError, match="not a full commit id"):
         source.pinned_at("main")
+
+
+def test_a_replica_follows_a_plan_once_it_has_the_commit_and_ignores_a_bad_plan(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """skillwire choice: a malformed plan is logged and changes nothing; a plan naming a commit not fetched yet is
+    prepared as soon as the commit arrives (a git-sync sidecar may fetch after the plan is written)."""
+    repo, first, second = make_repo(tmp_path / "repo", skills=4, files=2, changed=2)
+    git(repo, "branch", "next", second)
+    mirror = git_init(tmp_path / "mirror", bare=True)
+    git(mirror, "fetch", "-q", str(repo), "main:main")
+    service = SkillService(GitSource(mirror, first))
+    plan = tmp_path / "plan.json"
+
+    async def scenario() -> None:
+        with anyio.fail_after(20):
+            await steps()
+
+    async def steps() -> None:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(lambda: follow_plan(service, plan, poll_s=0.02))
+            plan.write_bytes(b'{"commit": "main", "at": 0}')
+            while "rollout plan" not in caplog.text:
+                await anyio.sleep(0.02)
+            assert "is not a full commit id" in caplog.text
+            plan.write_bytes(Plan(second, time.time()).to_json())
+            while "not followed yet" not in caplog.text:
+                await anyio.sleep(0.02)
+            assert service.source.revision == first
+            git(mirror, "fetch", "-q", str(repo), "next:next")
+            while service.source.revision != second:
+                await anyio.sleep(0.02)
+            tasks.cancel_scope.cancel()
+
+    with caplog.at_level(logging.INFO, logger="skillwire.server.rollout"):
+        anyio.run(scenario)
+    assert caplog.text.count("not followed yet") == 1  # said once, tried again quietly
 
 
 def test_rollout_plan_needs_a_git_source_and_http(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

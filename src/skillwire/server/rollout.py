@@ -11,8 +11,15 @@ ordinary change, A then B, exactly as from a single server: a read of a changed 
 host's refresh (skills/get) finds B, and loading again recovers. Replicas that merely follow a branch switch
 whenever each polls it, and for that mixed window a host may flip between A and B (see `bench/replicas.py`).
 
+Why the fleet and not only the host: a host cannot tell a mixed fleet from a changed or tampered file, and its
+refresh after a mismatch is itself routed to any replica, so while replicas disagree it may find A again, retry,
+load B, then meet A: each flip revokes the approval and asks the user again. Retrying with backoff only waits the
+window out. Switching together removes the window; the host's ordinary recovery then always reaches B, and a
+bounded retry (as `bench/rollout.py`'s readers do) remains for a replica that prepared late.
+
 A replica that starts while a plan is due serves the plan's commit from its first answer (`planned_source`);
 one that cannot prepare in time switches as soon as it can (the controller, `deploy/rollout.py`, says so).
+Replicas on different machines are as exact as their clocks agree (NTP: milliseconds).
 
     plan = parse_plan(b'{"commit": "3f2a...", "at": 1764612345.5}')
     async with anyio.create_task_group() as tg:
@@ -108,7 +115,9 @@ async def follow_plan(service: SkillService, path: str | os.PathLike[str], *, po
 
     The service's source must be a `GitSource` (it is replaced by a pinned one at each switch)."""
     stamp: tuple[int, int, int] | None = None
-    followed: Plan | None = None
+    wanted: Plan | None = None  # the plan in the file
+    followed: Plan | None = None  # the plan prepared
+    failed: Plan | None = None  # the plan that could not be prepared (said once; tried again at each look)
     while True:
         service.publish_due()
         try:
@@ -119,26 +128,29 @@ async def follow_plan(service: SkillService, path: str | os.PathLike[str], *, po
         if now is not None and now != stamp:
             stamp = now
             try:
-                plan = read_plan(path)
+                wanted = read_plan(path)
             except BadPlan as exc:
                 logger.warning("rollout plan %s ignored: %s", path, exc)
-                plan = None
-            if plan is not None and plan != followed:
-                followed = plan
-                await _prepare(service, plan)
+        if wanted is not None and wanted != followed:
+            if await _prepare(service, wanted, quiet=wanted == failed):
+                followed = wanted
+            else:
+                failed = wanted
         await anyio.sleep(poll_s)
 
 
-async def _prepare(service: SkillService, plan: Plan) -> None:
-    """Build `plan`'s commit beside what is served and schedule it (or cancel a switch if it names the current one)."""
+async def _prepare(service: SkillService, plan: Plan, *, quiet: bool = False) -> bool:
+    """Build `plan`'s commit beside what is served and schedule it (or cancel a switch if it names the current
+    one); False if it cannot be built now (a commit not fetched yet, say), logged unless `quiet`."""
     source = service.source
     if not isinstance(source, GitSource):
-        logger.warning("rollout plan ignored: %s is not a git source", source.label)
-        return
+        if not quiet:
+            logger.warning("rollout plan ignored: %s is not a git source", source.label)
+        return False
     if plan.commit == source.revision:
         service.schedule(None)
         logger.info("rollout plan names %s, already served", plan.commit)
-        return
+        return True
     generation = service.catalog.generation + 1
     started = time.perf_counter()
 
@@ -149,11 +161,13 @@ async def _prepare(service: SkillService, plan: Plan) -> None:
     try:
         switch = await anyio.to_thread.run_sync(build)
     except SourceError as exc:
-        logger.warning("rollout plan not followed: %s", exc)
-        return
+        if not quiet:
+            logger.warning("rollout plan not followed yet (tried again until it can be): %s", exc)
+        return False
     late = time.time() - plan.at
     if late > 0:  # prepared after the instant: switch now, and say so (the fleet is mixed until it does)
         switch = Switch(switch.source, switch.catalog, time.time())
         logger.warning("commit %s prepared %.3f s after its switch time; switching now", plan.commit, late)
     service.schedule(switch)
     logger.info("commit %s prepared in %.3f s; served from %.3f", plan.commit, time.perf_counter() - started, plan.at)
+    return True

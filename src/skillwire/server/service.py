@@ -178,13 +178,14 @@ class SkillService:
 
     def _switch(self, switch: Switch) -> None:
         """Serve `switch` now: its source and catalog, as from its `at` (listeners are told by `publish_due`)."""
-        self._pending = None
         self.source = switch.source
         self._incremental = switch.source if isinstance(switch.source, IncrementalSource) else None
         self._restorable = switch.source if isinstance(switch.source, RestorableSource) else None
         self._catalog = switch.catalog
         self.stats.since = switch.at
         self._unannounced = True
+        # Last: a request on another thread that finds no switch pending must find the new catalog in place.
+        self._pending = None
         logger.info("switched to %s as scheduled", switch.source.revision or switch.source.label)
 
     def on_change(self, listener: Callable[[Catalog], None]) -> None:
