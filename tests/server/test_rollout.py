@@ -7,6 +7,7 @@ made by the test, and real verifying `Host`s reading through the balancer while 
 from __future__ import annotations
 
 import logging
+import os
 import time
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from deploy.rollout import roll_out
 
 from skillwire.cli.main import main
 from skillwire.errors import SourceError
-from skillwire.server.rollout import BadPlan, Plan, follow_plan, parse_plan, planned_source
+from skillwire.server.rollout import BadPlan, Plan, follow_plan, parse_plan, planned_source, read_plan
 from skillwire.server.service import SkillService, Switch
 from skillwire.sources.git import GitSource
 from skillwire.sources.memory import MemorySource
@@ -55,6 +56,7 @@ def test_a_planned_rollout_through_nginx_ends_every_host_on_b_with_no_unrecovere
     assert total.regressions == 0
     assert total.unchanged == 0  # no refresh ever found the host's own content: replicas never disagreed
     assert total.changed >= 2 * len(versions.uris)  # each host met each change once, and recovered
+    assert set(rolled.prepared_s) == set(replicas)  # each showed B under /readyz `next` before the instant
     assert rolled.late == []
     assert set(rolled.since.values()) == {rolled.plan.at}  # both began serving B at the planned instant
 
@@ -108,6 +110,17 @@ def test_a_malformed_rollout_plan_is_refused_saying_why(data: bytes, says: str) 
     assert parse_plan(Plan(COMMIT, 12.5).to_json()) == Plan(COMMIT, 12.5)
 
 
+def test_a_plan_that_is_a_fifo_or_a_folder_is_refused_without_blocking(tmp_path: Path) -> None:
+    """Hostile input: the plan path is opened without waiting for a writer, and must be a (linked) regular file."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(BadPlan, match="cannot read it"):
+        read_plan(fifo)
+    with pytest.raises(BadPlan, match="cannot read it"):
+        read_plan(tmp_path)
+    assert read_plan(tmp_path / "absent") is None
+
+
 def test_a_replica_started_after_the_planned_instant_serves_the_planned_commit(tmp_path: Path) -> None:
     """skillwire choice: a replica (re)started mid-rollout serves what the rest already do, from its first answer;
     before the instant it starts on its own REF, and a plan naming no commit of the repository is an error."""
@@ -118,10 +131,15 @@ def test_a_replica_started_after_the_planned_instant_serves_the_planned_commit(t
     assert planned_source(source, plan) is source  # no plan yet
     plan.write_bytes(Plan(second, time.time() + 60).to_json())
     assert planned_source(source, plan) is source
-    plan.write_bytes(Plan(second, time.time() - 1).to_json())
+    configmap = tmp_path / "..2026_12_01"  # as Kubernetes mounts a ConfigMap: the file is a link into a folder
+    configmap.mkdir()
+    (configmap / "plan.json").write_bytes(Plan(second, time.time() - 1).to_json())
+    plan.unlink()
+    plan.symlink_to(configmap / "plan.json")
     started = planned_source(source, plan)
     started.scan()
     assert started.revision == second
+    plan.unlink()
     plan.write_bytes(Plan("0" * 40, 1).to_json())
     with pytest.raises(SourceError, match="names no commit"):
         planned_source(source, plan)

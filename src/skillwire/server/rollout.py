@@ -93,7 +93,8 @@ def parse_plan(data: bytes) -> Plan:
 def read_plan(path: str | os.PathLike[str]) -> Plan | None:
     """The plan at `path`, None if there is no file; BadPlan if it is unreadable or malformed."""
     try:
-        return parse_plan(read_regular(os.fspath(path), limit=MAX_PLAN_BYTES))
+        # Links followed: a Kubernetes ConfigMap file is a link into a folder swapped whole at each update.
+        return parse_plan(read_regular(os.fspath(path), limit=MAX_PLAN_BYTES, follow_links=True))
     except FileNotFoundError:
         return None
     except OSError as exc:
