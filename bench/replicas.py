@@ -13,7 +13,8 @@ The rollout table (bench/rollout.py): 3 replicas serving a git repository of `--
 commit A to commit B, which changes 100 of them, while 8 verifying `Host`s load those skills and read their files
 through nginx. Once with each replica following the branch on its own, once with a planned switch
 (`--rollout-plan`, `deploy/rollout.py`): verification failures (each made the host refresh with skills/get), what
-the refresh found (B: an ordinary change, loaded again; the content held: replicas disagreed, tried again),
+the refresh found (a change: loaded again; from a single server once per host and changed skill, 800 here; the
+content the host held: replicas disagreed, tried again),
 regressions (a skill seen at B, then at A), unrecovered errors, hosts that ended on B, and the mixed window (how
 long replicas served different commits, from each one's `/readyz` `since`).
 """

@@ -31,7 +31,8 @@ COMMIT = "3f2a" * 10
 
 def test_a_planned_rollout_through_nginx_ends_every_host_on_b_with_no_unrecovered_error(tmp_path: Path) -> None:
     """Issue 13 point 3: 2 hosts read through nginx while 2 replicas switch from A to B at one planned instant:
-    no unrecovered error, no host meets A after B, no failure from replicas disagreeing, every host ends on B."""
+    no unrecovered error, no host meets A after B, each host meets each change once (as from one server) and never
+    a failure from replicas disagreeing, and every host ends on B."""
     repo, first, second = make_repo(tmp_path / "repo", skills=20, files=3, changed=5)
     versions = Versions.of(repo, first, second)
     plan = tmp_path / "plan.json"
@@ -42,7 +43,7 @@ def test_a_planned_rollout_through_nginx_ends_every_host_on_b_with_no_unrecovere
             lambda: read_during(
                 fleet.url,
                 versions,
-                lambda: roll_out(plan, second, replicas, lead_s=1.5, timeout_s=30),
+                lambda: roll_out(plan, second, replicas, lead_s=2.5, timeout_s=30),
                 hosts=2,
                 before_s=0.3,
                 after_s=0.5,
@@ -52,10 +53,10 @@ def test_a_planned_rollout_through_nginx_ends_every_host_on_b_with_no_unrecovere
     for tally in tallies:
         total.add(tally)
         assert tally.final == dict.fromkeys(versions.uris, "B"), tally
+        assert tally.changed == len(versions.uris), tally  # each change met exactly once, as from one server
     assert total.unrecovered == 0, total.errors
     assert total.regressions == 0
     assert total.unchanged == 0  # no refresh ever found the host's own content: replicas never disagreed
-    assert total.changed >= 2 * len(versions.uris)  # each host met each change once, and recovered
     assert set(rolled.prepared_s) == set(replicas)  # each showed B under /readyz `next` before the instant
     assert rolled.late == []
     assert set(rolled.since.values()) == {rolled.plan.at}  # both began serving B at the planned instant
