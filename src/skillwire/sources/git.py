@@ -106,6 +106,20 @@ class GitSource(WatchableSource):
             self._local.repo = repo
         return repo
 
+    def pinned_at(self, commit: str) -> GitSource:
+        """The same repository pinned at `commit` (a full commit id), sharing this source's blob digests and built
+        skills: preparing the next commit hashes only the blobs and builds only the skills it changed.
+        SourceError if the repository holds no such commit."""
+        if len(commit) not in (40, 64) or any(c not in "0123456789abcdef" for c in commit):
+            raise SourceError(f"{self.label}: {commit[:80]!r} is not a full commit id")
+        other = GitSource(self.repo_path, commit)
+        if str(other.tip()) != commit:  # a branch or tag that happens to be called like a commit id
+            raise SourceError(f"{self.label}: {commit} names a reference, not that commit")
+        other.digests = self.digests
+        other._built = dict(self._built)
+        other._walked = dict(self._walked)
+        return other
+
     def tip(self) -> pygit2.Oid:
         """The commit REF names now (a pinned commit never moves)."""
         if self._pinned is not None:
