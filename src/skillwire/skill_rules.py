@@ -26,7 +26,7 @@ the folders above it): they become `Skill.folders`, directories with no children
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 from skillwire.catalog import Refusal
@@ -270,8 +270,14 @@ def manifest_order(f: SkillFile) -> tuple[bool, str]:
 def mime_type_of(rel: str, head: bytes) -> str:
     """The MIME type of the file at `rel` whose content starts with `head` (at least `SNIFF_BYTES` of it, or all):
     by extension, else `text/plain` for UTF-8 text without NUL bytes, else `application/octet-stream`."""
+    return mime_type_given(rel, lambda: looks_like_text(head[:SNIFF_BYTES]))
+
+
+def mime_type_given(rel: str, is_text: Callable[[], bool]) -> str:
+    """`mime_type_of` for a source that knows whether the content is text (`is_text` is asked only when the
+    extension says nothing): by extension, else `text/plain` for text, else `application/octet-stream`."""
     mime = mime_type_for(rel)
-    if mime == DEFAULT_MIME_TYPE and looks_like_text(head[:SNIFF_BYTES]):
+    if mime == DEFAULT_MIME_TYPE and is_text():
         return "text/plain"
     return mime
 

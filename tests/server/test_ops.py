@@ -140,7 +140,9 @@ async def test_healthz_and_readyz_say_alive_ready_and_which_snapshot(served: Ser
         "skills": 2,
         "files": len(fresh.files_page(None, 1000).items),
         "snapshot": snapshot_id(fresh),  # another process, another hash seed: the same fingerprint
+        "since": ready["since"],  # when this catalog began to be served (Unix time)
     }
+    assert isinstance(ready["since"], float)
     _, samples = scrape(served.url)
     assert samples["skillwire_catalog_generation", ()] == ready["generation"]
     assert samples["skillwire_ready", ()] == 1

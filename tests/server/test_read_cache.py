@@ -162,3 +162,15 @@ def test_a_bad_read_cache_size_is_a_usage_error_naming_the_flag(
         main(["serve", str(tmp_path), "--read-cache-mb", value])
     assert exited.value.code == 2
     assert "argument --read-cache-mb:" in capsys.readouterr().err
+
+
+def test_an_entry_kept_for_a_newer_snapshot_drops_every_older_one() -> None:
+    """A catalog swapped in without a rebuild (a scheduled switch) leaves no entry of the previous one behind."""
+    before, after = Catalog((), {}), Catalog((), {})
+    cache = ReadCache()
+    held = _Held(b"one")
+    cache.put(before, held, 1, 3, {"uri": "skill://a/x.md", "mimeType": "text/plain", "text": "one"})
+    cache.put(after, held, 1, 3, {"uri": "skill://a/y.md", "mimeType": "text/plain", "text": "one"})
+    assert cache.get("skill://a/x.md", after) is None
+    assert len(cache) == 1
+    assert cache.get("skill://a/y.md", after) is not None

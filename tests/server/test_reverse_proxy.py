@@ -36,6 +36,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+from deploy.fleet import stop as stop_process
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.subscriptions import ResourcesListChanged
@@ -45,7 +46,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from skillwire.client.session import SkillsClient
 from skillwire.host.verify import verify_bytes
 from tests.support.oidc import OidcProvider, oidc_provider
-from tests.support.servers import EXAMPLE_SKILLS, REPO_ROOT, HttpServer, http_server, stop_process
+from tests.support.servers import EXAMPLE_SKILLS, REPO_ROOT, HttpServer, http_server
 
 PUBLIC_NAME = "skills.test"  # RFC 2606: a name that never resolves anywhere but here
 SCOPE = "skills:read"

@@ -16,7 +16,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from tests.support.servers import REPO_ROOT, stop_process
+from deploy.fleet import stop as stop_process
+
+from tests.support.servers import REPO_ROOT
 
 START_TIMEOUT_S = 30.0
 _LISTENING = re.compile(r"listening on (http://\S+)")

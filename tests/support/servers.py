@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import threading
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import pytest
+from deploy.fleet import stop as stop_process  # one way to stop a child: SIGTERM (or the given signal), then SIGKILL
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
@@ -143,18 +143,6 @@ def http_server(
     finally:
         stop_process(process)
         reader.join(timeout=STOP_TIMEOUT_S)
-
-
-def stop_process(process: subprocess.Popen[Any], *, sig: int = signal.SIGTERM) -> None:
-    """Stop a server process the tests started: `sig` (SIGTERM, or e.g. nginx's graceful SIGQUIT), then SIGKILL."""
-    if process.poll() is not None:
-        return
-    process.send_signal(sig)
-    try:
-        process.wait(timeout=STOP_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=STOP_TIMEOUT_S)
 
 
 # -- targets: what a test connects to ---------------------------------------------------------------------------------

@@ -329,6 +329,11 @@ def _network_options(serve: argparse.ArgumentParser) -> None:
         help="this replica's name behind a load balancer: session ids start with NAME. (see deploy/)",
     )
     net.add_argument(
+        "--rollout-plan",
+        metavar="FILE",
+        help='with one git: source, switch to the commit FILE names at the time it says: {"commit": ID, "at": UNIX}',
+    )
+    net.add_argument(
         "--max-connections",
         type=_positive_int,
         default=limits.DEFAULT_MAX_CONNECTIONS,
@@ -498,6 +503,8 @@ def _serve(args: argparse.Namespace) -> int:
         raise UsageError("--auth-issuer, --token-file and --required-scope apply to --http only (stdio has no callers)")
     if address is None and args.replica_name is not None:
         raise UsageError("--replica-name applies to --http only (a stdio server has one client and no balancer)")
+    if address is None and args.rollout_plan is not None:
+        raise UsageError("--rollout-plan applies to --http only (it switches replicas behind a balancer together)")
     callers = None
     if args.scopes is not None:  # a bad policy is reported before scanning, as the only line
         from skillwire.server.scopes_file import PolicyFile
@@ -519,6 +526,8 @@ def _serve(args: argparse.Namespace) -> int:
         source = open_sources(args.paths, SourceOptions(digest_cache=args.digest_cache, progress=progress))
     except SpecError as error:
         raise UsageError(str(error)) from None
+    if args.rollout_plan is not None:
+        source = _planned(source, args.rollout_plan)
     extension = SkillsExtension(SkillService(source, options), callers=callers)
     catalog = extension.service.catalog
     nothing = nothing_found(catalog, args.paths)
@@ -576,7 +585,18 @@ def _serve(args: argparse.Namespace) -> int:
     def ready(url: str) -> None:
         err(f"{PROG}: listening on {url}")
 
-    def serving() -> Any:
+    async def serving() -> None:
+        if args.rollout_plan is None:
+            await serving_http()
+            return
+        from skillwire.server.rollout import follow_plan
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(follow_plan, extension.service, args.rollout_plan)
+            await serving_http()
+            tasks.cancel_scope.cancel()
+
+    def serving_http() -> Any:
         return serve_http(
             server,
             sock,
@@ -593,6 +613,22 @@ def _serve(args: argparse.Namespace) -> int:
     with contextlib.suppress(KeyboardInterrupt):
         anyio.run(serving)
     return 0
+
+
+def _planned(source: Any, plan: str) -> Any:
+    """The git source to start from under rollout plan `plan` (`server/rollout.py`); UsageError if it cannot be."""
+    from skillwire.errors import SourceError
+    from skillwire.server.rollout import BadPlan, planned_source
+    from skillwire.sources.git import GitSource
+
+    if not isinstance(source, GitSource):
+        raise UsageError("--rollout-plan needs exactly one git:PATH@REF source (a plan names one of its commits)")
+    try:
+        return planned_source(source, plan)
+    except BadPlan as error:
+        raise UsageError(f"rollout plan {plan}: {error}") from None
+    except SourceError as error:
+        raise CliError(str(error)) from None
 
 
 def _public_url(text: str) -> str:

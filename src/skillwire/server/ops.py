@@ -3,7 +3,8 @@
 `/healthz` answers 200 while the process serves HTTP. `/readyz` answers 200 once the catalog
 served was built from the source (one only restored from the digest cache is not ready until the
 disk was checked), 503 before, and says which snapshot it serves: generation, counts, a content
-fingerprint equal on every replica serving the same skills, and the source's revision if it has one.
+fingerprint equal on every replica serving the same skills, the source's revision if it has one, since when
+(Unix time), and a prepared switch not yet due (`next`: its revision and time; see `rollout.py`).
 `/metrics` is the Prometheus text format from a registry of this app's own (no global state):
 requests by method and outcome, their latency, catalog size, index time, re-hash mismatches and
 refusals by rule. Labels come from fixed sets, so the series count is bounded whatever clients send.
@@ -183,6 +184,9 @@ class Readiness:
     files: int
     snapshot: str
     revision: str | None
+    since: float = 0.0
+    next_revision: str | None = None
+    next_at: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -194,6 +198,9 @@ class Readiness:
         }
         if self.revision is not None:
             body["revision"] = self.revision
+        body["since"] = self.since
+        if self.next_at is not None:
+            body["next"] = {"revision": self.next_revision, "at": self.next_at}
         return body
 
 
@@ -251,6 +258,7 @@ def ops_routes(service: SkillService, metrics: ServerMetrics) -> list[Route]:
 
 def _readiness(service: SkillService, snapshots: _Snapshots) -> Readiness:
     catalog = service.catalog
+    pending = service.pending
     return Readiness(
         ready=service.stats.verified,
         generation=catalog.generation,
@@ -258,4 +266,7 @@ def _readiness(service: SkillService, snapshots: _Snapshots) -> Readiness:
         files=catalog.file_count,
         snapshot=snapshots.of(catalog),
         revision=service.source.revision,  # `sources.port.SkillSource.revision`: a git source's commit
+        since=service.stats.since,
+        next_revision=None if pending is None else pending.source.revision,
+        next_at=None if pending is None else pending.at,
     )

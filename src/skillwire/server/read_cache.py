@@ -6,8 +6,8 @@ per file URI, what a read sent after that check (the `contents` entry: text, or 
 catalog snapshot it was checked against and the file's stamp (`catalog.StampedContent`: device, inode, size,
 mtime and ctime, taken before the bytes were read). An entry answers a later read only while both still hold:
 
-- the same catalog snapshot is current (a rebuild empties the cache, and an entry of an older snapshot that a
-  slow request puts back afterwards never matches the new one);
+- the same catalog snapshot is current (a rebuild empties the cache; the first entry kept for a newer snapshot,
+  such as one a scheduled switch put in place, drops every older one; an older one never matches);
 - the file's stamp is unchanged (one `lstat`, no read). A file changed at its source has another stamp: it is
   read and re-hashed, and a mismatch rebuilds the catalog as before, so a changed file is never served.
 
@@ -54,6 +54,7 @@ class ReadCache:
         self.hits = 0
         self.misses = 0
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self._of: Catalog | None = None  # the snapshot every entry was verified against
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -89,6 +90,9 @@ class ReadCache:
         cost = len(value) * _width(value) + _ENTRY_OVERHEAD
         if cost > self.capacity:
             return
+        if self._of is not catalog:  # entries hold for one snapshot: a newer one (a scheduled switch) starts afresh
+            self.clear()
+            self._of = catalog
         uri = contents["uri"]
         self._drop(uri)
         self._entries[uri] = _Entry(catalog, content, stamp, contents["mimeType"], key, value, cost)
@@ -99,6 +103,7 @@ class ReadCache:
     def clear(self) -> None:
         """Forget everything (a new catalog was published: nothing kept was verified against it)."""
         self._entries.clear()
+        self._of = None
         self.used = 0
 
     def _drop(self, uri: str) -> None:

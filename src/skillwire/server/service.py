@@ -96,12 +96,27 @@ class ServiceStats:
 
     `verified`: the current catalog was built from the source, not only restored from a snapshot.
     `index_seconds`: how long the last scan, update or restore took. `rehash_mismatches`: reads whose bytes no
-    longer matched the published digest (each one rebuilt the catalog).
+    longer matched the published digest (each one rebuilt the catalog). `since`: the Unix time from which the
+    current catalog is served (for a scheduled switch, the time it was scheduled for).
     """
 
     verified: bool
     index_seconds: float
     rehash_mismatches: int = field(default=0)
+    since: float = field(default_factory=time.time)
+
+
+@dataclass(frozen=True, slots=True)
+class Switch:
+    """A catalog built ahead of time from `source`, served from `at` (Unix time) on (`SkillService.schedule`).
+
+    Replicas given the same switch serve the old catalog to every request that arrives before `at` and the new one
+    to every request after: on one clock, no client sees the new content on one replica and then the old on another.
+    """
+
+    source: SkillSource
+    catalog: Catalog
+    at: float
 
 
 _READ_ATTEMPTS = 3
@@ -128,6 +143,8 @@ class SkillService:
         self._listeners: list[Callable[[Catalog], None]] = []
         self._views: dict[tuple[str, ...], ScopedCatalog] = {}
         self._views_of: Catalog | None = None
+        self._pending: Switch | None = None
+        self._unannounced = False  # switched on a request's thread: listeners not told yet (`publish_due`)
         self.read_cache = ReadCache(self.options.read_cache_bytes)
 
     def view(self, catalog: Catalog, scope: Visibility | None) -> Listing:
@@ -135,7 +152,7 @@ class SkillService:
         if scope is None:
             return catalog
         if self._views_of is not catalog:
-            if catalog is not self._catalog:
+            if catalog is not self.catalog:
                 return ScopedCatalog(catalog, scope)  # an older snapshot a request still holds: not worth keeping
             self._views = {}
             self._views_of = catalog
@@ -149,12 +166,47 @@ class SkillService:
     @property
     def catalog(self) -> Catalog:
         """The current snapshot. Take it once per request and use only it."""
+        pending = self._pending
+        if pending is not None and time.time() >= pending.at:
+            self._switch(pending)
         return self._catalog
 
     @property
     def refusals(self) -> tuple[Refusal, ...]:
         """What the current snapshot left out, and why."""
-        return self._catalog.refusals
+        return self.catalog.refusals
+
+    @property
+    def pending(self) -> Switch | None:
+        """The switch scheduled and not yet due, if any."""
+        pending = self._pending
+        return pending if pending is not None and time.time() < pending.at else None
+
+    def schedule(self, switch: Switch | None) -> None:
+        """Serve `switch.catalog` from `switch.at` on, and rebuild from `switch.source` after (None: cancel a
+        switch not yet due). The first request at or after `at` makes the switch, whichever thread it runs on, so
+        the instant is exact to the clock; `publish_due` (on the event loop) tells listeners."""
+        self._pending = switch
+
+    def publish_due(self) -> None:
+        """Make a due switch, and tell listeners about a switch a request made (call it on the event loop)."""
+        _ = self.catalog
+        if self._unannounced:
+            self._unannounced = False
+            for listener in self._listeners:
+                listener(self._catalog)
+
+    def _switch(self, switch: Switch) -> None:
+        """Serve `switch` now: its source and catalog, as from its `at` (listeners are told by `publish_due`)."""
+        self.source = switch.source
+        self._incremental = switch.source if isinstance(switch.source, IncrementalSource) else None
+        self._restorable = switch.source if isinstance(switch.source, RestorableSource) else None
+        self._catalog = switch.catalog
+        self.stats.since = switch.at
+        self._unannounced = True
+        # Last: a request on another thread that finds no switch pending must find the new catalog in place.
+        self._pending = None
+        logger.info("switched to %s as scheduled", switch.source.revision or switch.source.label)
 
     def on_change(self, listener: Callable[[Catalog], None]) -> None:
         """Call `listener` with each new snapshot after a rebuild."""
@@ -163,6 +215,7 @@ class SkillService:
     def swap(self, catalog: Catalog) -> None:
         """Publish `catalog` as the current snapshot (one reference assignment: atomic for readers)."""
         self._catalog = catalog
+        self.stats.since = time.time()
         self.read_cache.clear()  # verified against the previous snapshot only
         for listener in self._listeners:
             listener(catalog)
@@ -175,7 +228,7 @@ class SkillService:
         This is the rescan API: the watcher and SIGHUP (`server/watch.py`) call it too.
         """
         async with self._rebuild_lock:
-            current = self._catalog
+            current = self.catalog
             if seen_generation is not None and current.generation != seen_generation:
                 return current  # someone rebuilt while we waited
             started = time.perf_counter()
@@ -213,7 +266,7 @@ class SkillService:
         return result
 
     def list_skills(self, cursor: object, *, modern: bool, scope: Visibility | None = None) -> dict[str, Any]:
-        catalog = self.view(self._catalog, scope)
+        catalog = self.view(self.catalog, scope)
         page = _paged(lambda c: catalog.skills_page(c, self.options.page_size), cursor)
         result: dict[str, Any] = {"skills": [s.to_entry() for s in page.items]}
         if page.next_cursor is not None:
@@ -223,7 +276,7 @@ class SkillService:
     async def get_skill(self, uri: object, *, modern: bool, scope: Visibility | None = None) -> dict[str, Any]:
         """The current entry: the skill's folder is re-checked, so an added or edited file shows at once."""
         canonical = _require_uri(uri, what="skill")
-        current = self._catalog
+        current = self.catalog
         skill = self.view(current, scope).skill(canonical)
         if skill is not None:  # only a skill the caller sees is re-checked: a hidden one costs what a missing one does
             skill = self.view(await self._fresh(current, (skill,)), scope).skill(canonical)
@@ -232,7 +285,7 @@ class SkillService:
         return self._cacheable({"skill": skill.to_entry()}, modern, scope)
 
     def list_resources(self, cursor: object, *, modern: bool, scope: Visibility | None = None) -> dict[str, Any]:
-        catalog = self.view(self._catalog, scope)
+        catalog = self.view(self.catalog, scope)
         page = _paged(lambda c: catalog.files_page(c, self.options.page_size), cursor)
         result: dict[str, Any] = {"resources": [file_resource(served, catalog) for served in page.items]}
         if page.next_cursor is not None:
@@ -249,7 +302,7 @@ class SkillService:
         reject a result without them).
         """
         canonical = _require_uri(uri, what="directory")
-        current = self._catalog
+        current = self.catalog
         catalog = self.view(await self._fresh(current, self.view(current, scope).skills_enclosing(canonical)), scope)
         if not catalog.is_directory(canonical):
             if catalog.file(canonical) is not None:
@@ -268,11 +321,11 @@ class SkillService:
     async def read_resource(self, uri: object, *, modern: bool, scope: Visibility | None = None) -> dict[str, Any]:
         """The exact bytes of a served file, verified against the current manifest before they leave."""
         asked = uri if scope is None and isinstance(uri, str) else None
-        if asked is not None and (cached := self.read_cache.get(asked, self._catalog)) is not None:
+        if asked is not None and (cached := self.read_cache.get(asked, self.catalog)) is not None:
             return self._cacheable({"contents": [cached]}, modern, scope)  # keys are canonical: nothing to parse
         canonical = _require_uri(uri, what="resource")
         for _ in range(_READ_ATTEMPTS):
-            catalog = self._catalog
+            catalog = self.catalog
             if scope is None and canonical != asked and (cached := self.read_cache.get(canonical, catalog)) is not None:
                 return self._cacheable({"contents": [cached]}, modern, scope)
             asked = None  # after a rebuild: look again
@@ -301,7 +354,7 @@ class SkillService:
             data, stamp = got if isinstance(got, tuple) else (got, None)
             if data is not None and len(data) == served.file.size and sha256_digest(data) == served.file.digest:
                 contents = _contents(canonical, served.file.mime_type, data)
-                if stamped is not None and catalog is self._catalog:
+                if stamped is not None and catalog is self.catalog:
                     self.read_cache.put(catalog, stamped, stamp, size, contents)
                 return self._cacheable({"contents": [contents]}, modern, scope)
             logger.info("%s changed at its source since it was indexed; rebuilding the catalog", canonical)

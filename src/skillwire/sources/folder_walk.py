@@ -30,7 +30,7 @@ from skillwire.sources.folder_records import (
     is_inside,
     join_rel,
 )
-from skillwire.sources.ignore import IGNORE_FILE, IgnoreRules, builtin_ignored
+from skillwire.sources.ignore import IGNORE_FILE, MAX_IGNORE_FILE_BYTES, IgnoreRules, builtin_ignored
 from skillwire.sources.safe_open import UnsafeFile, read_regular
 from skillwire.uri import SKILL_FILE
 
@@ -41,9 +41,6 @@ PROJECT_DIRS = frozenset({"node_modules"})  # with project_ignores: never walked
 
 
 VENV_MARKER = "pyvenv.cfg"  # a folder holding it is a Python virtualenv (PEP 405)
-
-
-MAX_IGNORE_FILE_BYTES = 1 << 20  # a .skillwireignore larger than this is refused, not read
 
 
 def walk_dir(

@@ -34,8 +34,7 @@ from anyio.abc import TaskStatus
 from skillwire.catalog import Catalog, FileContent, Refusal
 from skillwire.errors import SkillError, SourceError
 from skillwire.manifest import MAX_TOTAL_BYTES, Skill, SkillFile
-from skillwire.mime import DEFAULT_MIME_TYPE, mime_type_for
-from skillwire.skill_rules import FileFacts, skill_folders, skill_or_refusal, skill_path_of, span
+from skillwire.skill_rules import FileFacts, mime_type_given, skill_folders, skill_or_refusal, skill_path_of, span
 from skillwire.sources.blob_digests import BlobDigests
 from skillwire.sources.git_tree import Memo, TreeTooLarge, TreeWalk, walk_tree
 from skillwire.sources.port import DEFAULT_PACE, Rebuild, WatchableSource, WatchPace
@@ -106,6 +105,20 @@ class GitSource(WatchableSource):
                 raise SourceError(f"{self.label}: not a git repository ({exc})") from None
             self._local.repo = repo
         return repo
+
+    def pinned_at(self, commit: str) -> GitSource:
+        """The same repository pinned at `commit` (a full commit id), sharing this source's blob digests and built
+        skills: preparing the next commit hashes only the blobs and builds only the skills it changed.
+        SourceError if the repository holds no such commit."""
+        if len(commit) not in (40, 64) or any(c not in "0123456789abcdef" for c in commit):
+            raise SourceError(f"{self.label}: {commit[:80]!r} is not a full commit id")
+        other = GitSource(self.repo_path, commit)
+        if str(other.tip()) != commit:  # a branch or tag that happens to be called like a commit id
+            raise SourceError(f"{self.label}: {commit} names a reference, not that commit")
+        other.digests = self.digests
+        other._built = dict(self._built)
+        other._walked = dict(self._walked)
+        return other
 
     def tip(self) -> pygit2.Oid:
         """The commit REF names now (a pinned commit never moves)."""
@@ -307,10 +320,7 @@ def _repo_name(repo: pygit2.Repository) -> str:
 
 def _facts(rel: str, blob: tuple[str, int, bool]) -> FileFacts:
     digest, size, text = blob
-    mime = mime_type_for(rel)
-    if mime == DEFAULT_MIME_TYPE and text:
-        mime = "text/plain"
-    return FileFacts(rel, size, digest, mime)
+    return FileFacts(rel, size, digest, mime_type_given(rel, lambda: text))
 
 
 def _blob_bytes(repo: pygit2.Repository, oid: pygit2.Oid) -> bytes:

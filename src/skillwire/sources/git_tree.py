@@ -25,8 +25,7 @@ import pygit2
 
 from skillwire.catalog import Refusal
 from skillwire.skill_rules import encodes, nameable_folder, shown_name
-from skillwire.sources.folder_walk import MAX_IGNORE_FILE_BYTES
-from skillwire.sources.ignore import IGNORE_FILE, IgnoreRules, builtin_ignored
+from skillwire.sources.ignore import IGNORE_FILE, MAX_IGNORE_FILE_BYTES, IgnoreRules, builtin_ignored
 
 TREE = 0o040000
 LINK = 0o120000

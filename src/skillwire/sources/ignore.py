@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import pathspec
 
 IGNORE_FILE = ".skillwireignore"
+MAX_IGNORE_FILE_BYTES = 1 << 20  # a .skillwireignore larger than this is refused, not read (every source)
 
 IGNORED_DIRS = frozenset(
     {".git", ".hg", ".svn", ".bzr", "_darcs", "CVS", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
