@@ -15,6 +15,7 @@ no directory at all and is invalid too.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -123,7 +124,11 @@ class SkillEntry:
 
 def _dot_or_empty(segment: str) -> bool:
     """An empty, '.' or '..' segment, also percent-encoded: RFC 3986 reads `%2E` as '.', so `%2e%2e` climbs too."""
-    return unquote(segment) in ("", ".", "..")
+    return (unquote(segment) if "%" in segment else segment) in ("", ".", "..")
+
+
+# What `str.isspace` calls whitespace (`\s` on a str pattern is the same set), C0 and C1 controls and DEL.
+_SPACE_OR_CONTROL = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")
 
 
 def parse_entry(raw: object) -> SkillEntry:
@@ -134,7 +139,7 @@ def parse_entry(raw: object) -> SkillEntry:
     if not isinstance(uri, str) or not uri:
         raise InvalidEntry(None, "uri is missing or not a string")
     shown = uri[:300]
-    if any(c.isspace() or ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in uri):
+    if _SPACE_OR_CONTROL.search(uri):
         raise InvalidEntry(shown.encode("unicode_escape").decode("ascii"), "uri holds whitespace or control characters")
     scheme, sep, rest = uri.partition("://")
     if not sep or not scheme or not rest:
@@ -165,6 +170,7 @@ def parse_entry(raw: object) -> SkillEntry:
     root = normal_uri(uri[: -len(SKILL_FILE)])
     parsed: list[EntryResource] = []
     seen: set[str] = set()
+    files: dict[tuple[str, ...], str] = {}  # decoded path within the skill -> the uri as listed
     for i, item in enumerate(resources):
         if not isinstance(item, Mapping):
             raise InvalidEntry(shown, f"resources[{i}] is not an object")
@@ -182,24 +188,23 @@ def parse_entry(raw: object) -> SkillEntry:
         if isinstance(size, bool) or not isinstance(size, int) or size < 0:
             raise InvalidEntry(shown, f"resources[{i}].size is not a non-negative integer")
         seen.add(normal)
+        files.setdefault(tuple(unquote(s) for s in tail), r_uri)
         assert isinstance(digest, str)
         parsed.append(EntryResource(r_uri, digest, size))
     if normal_uri(uri) not in seen:
         raise InvalidEntry(shown, "resources does not list SKILL.md itself, so it is not complete")
-    clash = _file_and_folder(root, parsed)
+    clash = _file_and_folder(files)
     if clash is not None:
         raise InvalidEntry(shown, clash)
     return SkillEntry(uri, dict(fm), tuple(parsed))
 
 
-def _file_and_folder(root: str, resources: list[EntryResource]) -> str | None:
+def _file_and_folder(files: Mapping[tuple[str, ...], str]) -> str | None:
     """Why one listed path is both a file and the folder of another (`sub` and `sub/file.md`), or None.
 
-    Compared on decoded segments (RFC 3986 reads `su%62` as `sub`), the way a host writes them to disk.
+    `files` maps each path within the skill, as decoded segments (RFC 3986 reads `su%62` as `sub`, and a host
+    writes them to disk that way), to the uri that listed it.
     """
-    files: dict[tuple[str, ...], str] = {}
-    for r in resources:
-        files.setdefault(tuple(unquote(s) for s in normal_uri(r.uri)[len(root) :].split("/")), r.uri)
     for path, file_uri in files.items():
         for end in range(1, len(path)):
             folder = files.get(path[:end])
