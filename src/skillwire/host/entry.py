@@ -262,14 +262,15 @@ def parse_entry(raw: object) -> SkillEntry:
     seen: set[str] = set()
     files: dict[tuple[str, ...], str] = {}  # decoded path within the skill -> the uri as listed
     for i, item in enumerate(resources):
-        if not isinstance(item, Mapping):
+        if not isinstance(item, dict | Mapping):  # dict first: an exact type needs no ABC walk
             raise InvalidEntry(shown, f"resources[{i}] is not an object")
         r_uri, digest, size = item.get("uri"), item.get("digest"), item.get("size")
         normal = normal_uri(r_uri) if isinstance(r_uri, str) else ""
         if not isinstance(r_uri, str) or not normal.startswith(root) or len(normal) == len(root):
             raise InvalidEntry(shown, f"resources[{i}].uri is not a file within the skill's directory")
         tail = normal[len(root) :].split("/")
-        if any(_dot_or_empty(s) for s in tail):
+        plain = "%" not in normal  # then no segment changes when decoded
+        if ("" in tail or "." in tail or ".." in tail) if plain else any(_dot_or_empty(s) for s in tail):
             raise InvalidEntry(shown, f"resources[{i}].uri has an empty, '.' or '..' segment")
         if normal in seen:
             raise InvalidEntry(shown, f"resources[{i}].uri {r_uri[:200]} is listed twice")
@@ -278,7 +279,7 @@ def parse_entry(raw: object) -> SkillEntry:
         if isinstance(size, bool) or not isinstance(size, int) or size < 0:
             raise InvalidEntry(shown, f"resources[{i}].size is not a non-negative integer")
         seen.add(normal)
-        files.setdefault(tuple(unquote(s) for s in tail), r_uri)
+        files.setdefault(tuple(tail) if plain else tuple(unquote(s) for s in tail), r_uri)
         assert isinstance(digest, str)
         parsed.append(EntryResource(r_uri, digest, size))
     if normal_uri(uri) not in seen:
@@ -299,7 +300,7 @@ def _shared(value: Any) -> Any:
     """`value` with its strings (keys too) of at most `_SHARED_TEXT` characters interned; lists and objects copied."""
     if isinstance(value, str):
         return sys.intern(value) if len(value) <= _SHARED_TEXT else value
-    if isinstance(value, Mapping):
+    if isinstance(value, dict | Mapping):
         return {_shared(k): _shared(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_shared(v) for v in value]
