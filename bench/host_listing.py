@@ -1,12 +1,13 @@
 """The host side of a large listing: seconds and memory for `Host.add_server` against `skillwire serve --http`.
 
 For each size, a catalog from `bench/generate.py` (5 files a skill) is served on loopback by
-`skillwire serve ROOT --http 127.0.0.1:0 --no-watch` (with a digest cache, so a second run starts at once). A fresh
-process then opens a `Host` and adds the server: skills/list until no nextCursor, every entry validated, handles
-built, the search index filled. It reports the seconds `add_server` took, its peak RSS (VmHWM, connection and
-imports included), its RSS once the listing is held, and its RSS before connecting (the interpreter and imports).
-`host CPU s` is the host process's own CPU time (both threads) over the listing: on a shared machine the seconds
-also wait for the server's share of the cores.
+`skillwire serve ROOT --http 127.0.0.1:0 --no-watch` (with a digest cache, so a second run starts at once). Once
+the server is idle (a warm start re-checks the disk after it answers), a fresh process opens a `Host` and adds the
+server: skills/list until no nextCursor, every entry validated, handles built, the search index filled. It reports
+the seconds `add_server` took, the host process's CPU time over it, its peak RSS (VmHWM, connection and imports
+included), its RSS once the listing is held, and its RSS before connecting (the interpreter and imports). On a
+shared machine the seconds also wait for the server's share of the cores; the CPU time does not. `bare walk s` is
+the same walk by a bare JSON-RPC client that checks nothing (bench/peers.py), just before: what the server takes.
 
     python -m bench.host_listing                            # 10,000 and 100,000 skills
     python -m bench.host_listing --skills 10000 --catalogs DIR   # keep generated catalogs in DIR for the next run
@@ -24,8 +25,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import httpx2
+
 from bench.generate import generate
 from bench.live import serve, vm_kib
+from bench.peers import connect, cpu_seconds
 
 FILES = 5
 HERE = Path(__file__).resolve().parent.parent
@@ -53,6 +57,19 @@ async def _list_all(url: str) -> dict[str, float]:
         }
 
 
+async def _raw_walk(url: str) -> float:
+    """Seconds for the same skills/list walk by a bare JSON-RPC client that checks nothing: the server's floor."""
+    async with httpx2.AsyncClient(timeout=120) as http:
+        session = await connect(http, url)
+        start = time.perf_counter()
+        cursor: object = None
+        while True:
+            result = await session.call("skills/list", {} if cursor is None else {"cursor": cursor})
+            cursor = result.get("nextCursor")
+            if cursor is None:
+                return time.perf_counter() - start
+
+
 def vm_kib_self(field: str) -> int:
     return vm_kib(int(Path("/proc/self/stat").read_text().split()[0]), field)
 
@@ -74,6 +91,8 @@ def catalog(parent: Path, skills: int) -> Path:
 def measure(root: Path, cache: Path) -> dict[str, float]:
     """One listing by a fresh host process, with the catalog served by a fresh server."""
     with serve(root, "--no-watch", "--digest-cache", str(cache)) as served:
+        settle(served.process.pid)
+        floor = asyncio.run(_raw_walk(served.url))
         out = subprocess.run(
             [sys.executable, "-m", "bench.host_listing", "--child", served.url],
             check=True,
@@ -82,7 +101,19 @@ def measure(root: Path, cache: Path) -> dict[str, float]:
             cwd=HERE,
         )
     result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
-    return result
+    return result | {"floor": floor}
+
+
+def settle(pid: int, timeout: float = 600.0) -> None:
+    """Wait until the server is idle: a warm start from the digest cache re-checks the disk after it answers."""
+    deadline = time.monotonic() + timeout
+    before = cpu_seconds(pid)
+    while time.monotonic() < deadline:
+        time.sleep(1.0)
+        now = cpu_seconds(pid)
+        if now - before < 0.05:
+            return
+        before = now
 
 
 def main() -> None:
@@ -103,11 +134,12 @@ def main() -> None:
             rows.append(measure(root, parent / f"skills-{skills}.digests"))
     print(f"host side of a skills/list walk over streamable HTTP on loopback ({FILES} files a skill)")
     print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())} (2 cores: seconds depend on it)")
-    header = f"{'skills':>9}{'problems':>10}{'list s':>9}{'host CPU s':>12}"
+    header = f"{'skills':>9}{'problems':>10}{'list s':>9}{'bare walk s':>13}{'host CPU s':>12}"
     print(f"{header}{'peak RSS MiB':>14}{'RSS after MiB':>15}{'RSS before MiB':>16}")
     for row in rows:
         print(
-            f"{int(row['skills']):>9,}{int(row['problems']):>10}{row['seconds']:>9.2f}{row['cpu']:>12.2f}"
+            f"{int(row['skills']):>9,}{int(row['problems']):>10}{row['seconds']:>9.2f}{row['floor']:>13.2f}"
+            f"{row['cpu']:>12.2f}"
             f"{row['peak_kib'] / 1024:>14.1f}{row['after_kib'] / 1024:>15.1f}{row['base_kib'] / 1024:>16.1f}"
         )
 
