@@ -157,13 +157,23 @@ def normal_uri(uri: str) -> str:
     kept as written. Segments whose bytes are not UTF-8 are re-encoded byte for byte, so two different byte strings
     never meet.
     """
+    _, sep, rest = uri.partition("://")
+    if not sep or _PLAIN_PATH.fullmatch(rest):
+        return uri  # nothing encoded, nothing to encode, no query: already normal (the hot path of a listing)
+    return _normal_uri_general(uri)
+
+
+def _normal_uri_general(uri: str) -> str:
+    """`normal_uri` without its shortcut for plain URIs (tests/property proves the two agree)."""
     scheme, sep, rest = uri.partition("://")
     if not sep:
         return uri
     path, mark, tail = _split_query(rest)
     segments = []
     for raw in path.split("/"):
-        data = unquote_to_bytes(raw) if "%" in raw else raw.encode("utf-8", "surrogatepass")
+        data = raw.encode("utf-8", "surrogatepass")  # a lone surrogate is re-encoded byte for byte, not a crash
+        if "%" in raw:
+            data = unquote_to_bytes(data)
         try:
             segments.append(encode_segment(data.decode("utf-8")))
         except UnicodeDecodeError:

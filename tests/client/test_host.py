@@ -11,6 +11,7 @@ integrity and isolation). Each test's docstring names the rule it checks.
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import shutil
@@ -469,6 +470,22 @@ async def test_servers_can_be_removed_in_any_order() -> None:
         assert [item.handle for item in host.catalog()] == ["two:helper"]
         await host.add_server("one", h.build_hostile_server("honest").server)
     assert host.catalog() != ()
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+async def test_a_listing_leaves_the_cycle_collector_as_it_found_it(enabled: bool) -> None:
+    """skillwire choice (issue 13): the collector is paused while a listing becomes the registry, and only then."""
+    was_enabled = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        async with Host() as host:
+            await host.add_server("one", h.build_hostile_server("honest").server)
+            assert gc.isenabled() is enabled
+            await host.refresh("one")
+            assert gc.isenabled() is enabled
+            assert host.catalog() != ()
+    finally:
+        (gc.enable if was_enabled else gc.disable)()
 
 
 async def test_a_server_that_cannot_be_reached_is_a_host_error() -> None:

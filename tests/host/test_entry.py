@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from dataclasses import FrozenInstanceError
 from typing import Any
 
 import pytest
 
 from skillwire.errors import SkillwireError
-from skillwire.host.entry import EntryResource, InvalidEntry, parse_entry
+from skillwire.host.entry import EntryResource, InvalidEntry, SkillEntry, parse_entry
 from tests.host import digest_of, make_entry, raw_entry, skill_md
 
 SKILL = skill_md("refunds")
@@ -394,3 +396,53 @@ def test_uri_with_whitespace_or_control_characters_is_invalid(bad: str) -> None:
     raw["uri"] = f"skill://acme/{bad}/refunds/SKILL.md"
     with pytest.raises(InvalidEntry, match="whitespace or control"):
         parse_entry(raw)
+
+
+# -- how an entry is held (issue 13: a host holds 100,000 of them) -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "resources",
+    [
+        (EntryResource("skill://a/x/SKILL.md", GOOD_DIGEST, 10),),
+        (  # every record unusual: another spelling of the root, a digest in no canonical form, a size past 64 bits
+            EntryResource("skill://a/x/SKILL.md", "sha256:" + "A" * 64, 2**70),
+            EntryResource("skill://%61/x/notes.md", "md5:abc", 0),
+            EntryResource("other://a/x/SKILL.md", GOOD_DIGEST, 2**63),
+        ),
+    ],
+)
+def test_an_entry_gives_back_its_manifest_exactly_as_it_was_given(resources: tuple[EntryResource, ...]) -> None:
+    """skillwire choice: the packed manifest keeps every uri, digest and size as listed, whatever their form."""
+    entry = SkillEntry("skill://a/x/SKILL.md", {"name": "x", "description": "d"}, resources)
+    assert entry.resources == resources
+    assert entry.content_set == frozenset((r.uri, r.digest) for r in resources)
+    assert entry == SkillEntry("skill://a/x/SKILL.md", {"name": "x", "description": "d"}, resources)
+    assert entry.to_wire()["resources"] == [{"uri": r.uri, "digest": r.digest, "size": r.size} for r in resources]
+
+
+def test_a_parsed_entry_is_immutable() -> None:
+    """skillwire choice: an entry is a value; what a host verified against cannot be changed under it."""
+    entry = parse_entry(refunds())
+    with pytest.raises(FrozenInstanceError):
+        entry.uri = "skill://elsewhere/SKILL.md"  # type: ignore[misc]
+    with pytest.raises(FrozenInstanceError):
+        del entry.frontmatter
+
+
+def test_entries_share_the_frontmatter_text_a_listing_repeats() -> None:
+    """skillwire choice (issue 13): keys and short values repeated by every skill are held once, not per skill."""
+    fm = {"license": "MIT", "metadata": {"owner": "team-a/area-1", "tags": ["pdf"]}, "long": "x" * 500}
+    first, second = (
+        parse_entry(
+            json.loads(json.dumps(raw_entry(f"acme/{name}", frontmatter={"name": name, "description": "d"} | fm)))
+        )
+        for name in ("one", "two")
+    )
+    assert first.frontmatter["metadata"] == second.frontmatter["metadata"] == fm["metadata"]
+    assert first.frontmatter["long"] == fm["long"]
+    assert first.frontmatter["license"] is second.frontmatter["license"]
+    assert first.frontmatter["metadata"]["owner"] is second.frontmatter["metadata"]["owner"]
+    assert first.frontmatter["metadata"]["tags"][0] is second.frontmatter["metadata"]["tags"][0]
+    first_keys, second_keys = list(first.frontmatter["metadata"]), list(second.frontmatter["metadata"])
+    assert all(a is b for a, b in zip(first_keys, second_keys, strict=True))

@@ -14,6 +14,7 @@ from skillwire.host.registry import (
     UnknownSkill,
     check_label,
 )
+from skillwire.uri import same_uri
 from tests.host import make_entry, skill_md
 
 
@@ -238,6 +239,34 @@ def test_update_entry_replaces_the_held_entry() -> None:
     registry.set_origin("docs", [entry("refunds", "Old")])
     registry.update_entry("docs", entry("refunds", "New"))
     assert [(s.handle, s.description) for s in registry.skills()] == [("docs:refunds", "New")]
+
+
+def _state(registry: Registry) -> tuple[object, ...]:
+    """Everything a caller sees of a registry: skills with handles, collisions, and what search finds."""
+    skills = [(s.handle, s.key, s.description) for s in registry.skills()]
+    found = [[s.key for s in registry.search(query)] for query in ("refunds", "pdf", "fresh words", "a skill")]
+    return skills, registry.collisions(), found
+
+
+@pytest.mark.parametrize(
+    "fresh",
+    [
+        entry("acme/support/refunds"),  # a third `refunds`: every `refunds` handle deepens
+        entry("acme/billing/refunds", "Fresh words"),  # the held entry, re-described: search follows
+        entry("acme/caf%c3%a9/refunds"),  # another spelling of a held uri replaces it
+        entry("new-one"),
+    ],
+)
+def test_update_entry_leaves_the_registry_as_relisting_every_entry_would(fresh: SkillEntry) -> None:
+    """skillwire choice (issue 13): updating one entry rebuilds only what it touches, with the same result as
+    set_origin over every entry (handles, collisions, search)."""
+    held = [entry("acme/billing/refunds"), entry("acme/caf%C3%A9/refunds"), entry("pdf"), entry("tools/pdf")]
+    updated = Registry()
+    updated.set_origin("docs", held)
+    updated.update_entry("docs", fresh)
+    relisted = Registry()
+    relisted.set_origin("docs", [*(e for e in held if not same_uri(e.uri, fresh.uri)), fresh])
+    assert _state(updated) == _state(relisted)
 
 
 def test_two_local_skills_of_one_name_are_told_apart() -> None:

@@ -20,7 +20,15 @@ from hypothesis import strategies as st
 
 from skillwire.cache.store import SkillCache
 from skillwire.errors import InvalidSkillUri
-from skillwire.uri import MAX_URI_LENGTH, PREFIX, canonical_uri, file_uri, skill_root_of
+from skillwire.uri import (
+    MAX_URI_LENGTH,
+    PREFIX,
+    _normal_uri_general,
+    canonical_uri,
+    file_uri,
+    normal_uri,
+    skill_root_of,
+)
 
 # Pieces of path tricks: dots and separators, raw and percent-encoded in both cases, overlong
 # UTF-8, Unicode look-alikes of '.' and '/', controls, surrogates, query/fragment/authority marks.
@@ -100,6 +108,15 @@ def test_skill_root_of_any_string_is_refused_or_a_prefix_of_it(uri: str) -> None
     except InvalidSkillUri:
         return
     assert uri == root + "/SKILL.md"
+
+
+@given(adversarial_uris)
+@example("skill://team-a/area-3/skill-00001/references/doc-0.md")  # the hot path: a plain URI
+@example("github://o/r/x/SKILL.md#a")  # a fragment is no plain path
+@example("skill://%\ud800")  # found by this test: the general path raised UnicodeEncodeError
+def test_the_normal_form_shortcut_agrees_with_the_general_path(uri: str) -> None:
+    """skillwire choice (issue 13): the shortcut for plain URIs gives what re-encoding each segment gives."""
+    assert normal_uri(uri) == _normal_uri_general(uri)
 
 
 # Names a folder or file may have on disk (no '/', no NUL, not '.' or '..'), control characters aside.

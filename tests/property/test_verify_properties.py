@@ -10,7 +10,6 @@ edited bytes raise the right VerificationError and the unchanged bytes pass.
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -123,7 +122,7 @@ def test_any_one_byte_change_to_skill_md_is_caught_by_digest_size_or_frontmatter
     edited = draw.draw(one_byte_edits(data))
     _check_bytes(entry.skill_md, data, edited)
     # A lying server lists the edited bytes' digest and size but keeps the old frontmatter.
-    lying = replace(entry, resources=(EntryResource(entry.uri, digest_of(edited), len(edited)),))
+    lying = SkillEntry(entry.uri, entry.frontmatter, (EntryResource(entry.uri, digest_of(edited), len(edited)),))
     try:
         same = _same_json(parse_skill_md(edited).frontmatter, entry.frontmatter)
     except FrontmatterError:
@@ -157,5 +156,5 @@ def test_any_change_to_the_entry_frontmatter_is_caught_naming_the_field(
             return
         frontmatter[field] = value
     with pytest.raises(FrontmatterMismatch) as caught:
-        verify_frontmatter(replace(entry, frontmatter=frontmatter), data)
+        verify_frontmatter(SkillEntry(entry.uri, frontmatter, entry.resources), data)
     assert caught.value.fields == (field,)

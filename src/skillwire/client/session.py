@@ -23,10 +23,13 @@ import shlex
 import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, TextIO, TypeVar
 
+import anyio
+import anyio.lowlevel
 import httpx2
+from anyio.abc import TaskGroup
 from mcp import Client
 from mcp.client.extension import advertise
 from mcp.client.stdio import StdioServerParameters
@@ -48,6 +51,7 @@ logger = logging.getLogger(__name__)
 
 DIRECTORY_MIME_TYPE = "inode/directory"
 DEFAULT_TIMEOUT_S = 30.0
+_CHECKED_AT_ONCE = 10  # listing entries checked between two turns of the event loop (about 0.3 ms)
 
 Target = str | Sequence[str] | Server[Any] | MCPServer
 
@@ -120,6 +124,52 @@ class Listing:
     def __post_init__(self) -> None:
         if self.complete != (self.cutoff is None):
             raise ValueError("a Listing is complete exactly when it has no cutoff reason")
+
+
+class _Walk:
+    """The entries of a skills/list walk so far: each page's raw entries checked (`parse_entry`), repeats dropped."""
+
+    def __init__(self, max_entries: int) -> None:
+        self.max_entries = max_entries
+        self.entries: list[SkillEntry] = []
+        self.problems: list[InvalidEntry] = []
+        self.listed: set[str] = set()
+        self.counted = 0
+
+    def add(self, raws: list[Any]) -> None:
+        """Check some of a page's entries, up to the listing's entry limit."""
+        for raw in raws[: max(0, self.max_entries - self.counted)]:
+            try:
+                entry = parse_entry(raw)
+            except InvalidEntry as problem:
+                self.problems.append(problem)
+                continue
+            if entry.uri in self.listed:
+                self.problems.append(InvalidEntry(entry.uri, "listed more than once; the first entry is kept"))
+                continue
+            self.listed.add(entry.uri)
+            self.entries.append(entry)
+        self.counted += len(raws)
+
+    def listing(self, cutoff: str | None) -> Listing:
+        return Listing(tuple(self.entries), tuple(self.problems), complete=cutoff is None, cutoff=cutoff)
+
+
+@dataclass(slots=True, eq=False)
+class _PageAhead:
+    """A skills/list request sent before the previous page was checked: its answer (or error), once it came."""
+
+    bound: int
+    done: anyio.Event = field(default_factory=anyio.Event)
+    page: tuple[_SkillsListResult, int] | None = None
+    error: Exception | None = None
+
+    async def answer(self) -> tuple[_SkillsListResult, int]:
+        await self.done.wait()
+        if self.error is not None:
+            raise self.error
+        assert self.page is not None
+        return self.page
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,61 +341,82 @@ class SkillsClient:
         limit (`max_pages`, default `limits.max_listing_pages`; `max_listing_entries`;
         `max_listing_bytes`, and `max_response_bytes` for one page, cut off as it arrives).
         An entry whose uri was already listed is dropped as a problem (the first one is kept):
-        one uri is one skill within a server.
+        one uri is one skill within a server. Each next page is asked for as soon as its cursor
+        arrives, and the page in hand is checked a few entries at a time meanwhile, letting the
+        event loop send that request: the server builds one page while the host checks the last.
         """
         self._require_extension()
-        limits = self.limits
-        page_limit = limits.max_listing_pages if max_pages is None else max_pages
-        entries: list[SkillEntry] = []
-        problems: list[InvalidEntry] = []
-        listed: set[str] = set()
-        seen_cursors: set[str] = set()
-        cursor: str | None = None
-        counted = 0
-        received = 0
-        for page_number in range(1, page_limit + 1):
-            params = None if cursor is None else PaginatedRequestParams(cursor=cursor)
-            bound = min(limits.max_response_bytes, limits.max_listing_bytes - received)
+        page_limit = self.limits.max_listing_pages if max_pages is None else max_pages
+        if page_limit < 1:
+            return _Walk(0).listing(f"stopped after {page_limit} pages")
+        failed: Exception | None = None
+        async with anyio.create_task_group() as tasks:
             try:
-                page, took = await self._send_measured(
-                    _SkillsListRequest(params=params), _SkillsListResult, None, bound
-                )
+                listing = await self._walk_pages(tasks, page_limit)
+            except Exception as err:  # raised below as itself, not wrapped in the task group's ExceptionGroup
+                failed = err
+            finally:
+                tasks.cancel_scope.cancel()  # a page asked for ahead is not needed once the walk stopped
+        if failed is not None:
+            raise failed
+        return listing
+
+    async def _walk_pages(self, tasks: TaskGroup, page_limit: int) -> Listing:
+        limits = self.limits
+        walk = _Walk(limits.max_listing_entries)
+        seen_cursors: set[str] = set()
+        received = 0
+        ahead = self._ask_ahead(tasks, None, min(limits.max_response_bytes, limits.max_listing_bytes))
+        for page_number in range(1, page_limit + 1):
+            try:
+                page, took = await ahead.answer()
             except ResponseTooLarge:
-                if bound < limits.max_response_bytes:
+                if ahead.bound < limits.max_response_bytes:
                     cut = f"the listing passed {limits.max_listing_bytes:,} bytes in {page_number} pages"
                 else:
-                    cut = f"page {page_number} passed {bound:,} bytes"
-                return Listing(tuple(entries), tuple(problems), complete=False, cutoff=cut)
+                    cut = f"page {page_number} passed {ahead.bound:,} bytes"
+                return walk.listing(cut)
             received += took
             if not isinstance(page.skills, list):
                 raise UnexpectedResponse(SKILLS_LIST, "the result has no `skills` array")
             raws: list[Any] = page.skills
-            over = counted + len(raws) > limits.max_listing_entries
-            for raw in raws[: max(0, limits.max_listing_entries - counted)]:
-                try:
-                    entry = parse_entry(raw)
-                except InvalidEntry as problem:
-                    problems.append(problem)
-                    continue
-                if entry.uri in listed:
-                    problems.append(InvalidEntry(entry.uri, "listed more than once; the first entry is kept"))
-                    continue
-                listed.add(entry.uri)
-                entries.append(entry)
-            counted += len(raws)
-            if over:
-                cut = f"the listing passed {limits.max_listing_entries:,} entries"
-                return Listing(tuple(entries), tuple(problems), complete=False, cutoff=cut)
             next_cursor = page.next_cursor
-            if next_cursor is None:
-                return Listing(tuple(entries), tuple(problems), complete=True)
-            why = _cursor_problem(next_cursor, seen_cursors)
-            if why is not None:
-                return Listing(tuple(entries), tuple(problems), complete=False, cutoff=why)
-            assert isinstance(next_cursor, str)
-            seen_cursors.add(next_cursor)
-            cursor = next_cursor
-        return Listing(tuple(entries), tuple(problems), complete=False, cutoff=f"stopped after {page_limit} pages")
+            end: str | None = None  # why the walk stops after this page ("" for a complete listing)
+            if walk.counted + len(raws) > limits.max_listing_entries:
+                end = f"the listing passed {limits.max_listing_entries:,} entries"
+            elif next_cursor is None:
+                end = ""
+            elif (why := _cursor_problem(next_cursor, seen_cursors)) is not None:
+                end = why
+            elif page_number == page_limit:
+                end = f"stopped after {page_limit} pages"
+            else:
+                assert isinstance(next_cursor, str)
+                seen_cursors.add(next_cursor)
+                bound = min(limits.max_response_bytes, limits.max_listing_bytes - received)
+                ahead = self._ask_ahead(tasks, next_cursor, bound)
+            for start in range(0, len(raws), _CHECKED_AT_ONCE):
+                walk.add(raws[start : start + _CHECKED_AT_ONCE])
+                await anyio.lowlevel.checkpoint()  # the request for the next page moves on meanwhile
+            if end is not None:
+                return walk.listing(end or None)
+        raise AssertionError("every page either continues the walk or ends it")
+
+    def _ask_ahead(self, tasks: TaskGroup, cursor: str | None, bound: int) -> _PageAhead:
+        """Send the skills/list request for `cursor` now, in its own task; its answer is awaited later."""
+        ahead = _PageAhead(bound)
+        tasks.start_soon(self._fetch_page, ahead, cursor)
+        return ahead
+
+    async def _fetch_page(self, ahead: _PageAhead, cursor: str | None) -> None:
+        try:
+            params = None if cursor is None else PaginatedRequestParams(cursor=cursor)
+            request = _SkillsListRequest(params=params)
+            ahead.page = await self._send_measured(request, _SkillsListResult, None, ahead.bound)
+        except Exception as err:  # handed to the walk, which raises it where it awaits this page
+            ahead.error = err
+        finally:
+            ahead.done.set()
 
     async def get_entry(self, uri: str) -> SkillEntry:
         """The current entry for the skill whose SKILL.md is `uri` (skills/get).

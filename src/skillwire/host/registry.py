@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from skillwire.errors import SkillwireError
 from skillwire.host.entry import SkillEntry
 from skillwire.search import Document, SearchIndex, skill_document
-from skillwire.uri import same_uri
+from skillwire.uri import normal_uri, same_uri
 
 LOCAL_ORIGIN = "local"
 
@@ -110,22 +110,43 @@ class Registry:
         """Record (or replace) every entry one server published."""
         check_label(label)
         entries = list(entries)
-        handles = _handles(label, [(e.uri, e.name, e.root_uri.split("://", 1)[-1].split("/")) for e in entries])
+        handles = _handles(label, [(e.uri, e.name, _path_segments(e)) for e in entries])
         self._replace(
             label,
             {e.uri: RegisteredSkill(SkillKey(label, e.uri), handles[e.uri], e.name, e.description, e) for e in entries},
         )
 
     def update_entry(self, label: str, entry: SkillEntry) -> RegisteredSkill:
-        """Record a fresher entry for one skill (from skills/get), adding it if it was not listed."""
-        current = {
-            uri: s.entry
-            for uri, s in self._by_origin.get(label, {}).items()
-            if s.entry is not None and not same_uri(uri, entry.uri)
-        }
-        current[entry.uri] = entry
-        self.set_origin(label, current.values())
-        return self._by_origin[label][entry.uri]
+        """Record a fresher entry for one skill (from skills/get), adding it if it was not listed.
+
+        Any other spelling of its uri is replaced too. Only the handles of the skills sharing its name (old or new)
+        can change, so only they are rebuilt, and only this skill is re-indexed: one update does not cost a listing.
+        """
+        check_label(label)
+        skills = self._by_origin.setdefault(label, {})
+        wanted = normal_uri(entry.uri)
+        stale = [skills.pop(uri) for uri in [u for u in skills if u == entry.uri or normal_uri(u) == wanted]]
+        for old in stale:
+            if old.key.uri != entry.uri:
+                self._index.remove(old.key)
+        names = {entry.name, *(old.name for old in stale)}
+        group = [s for s in skills.values() if s.name in names and s.entry is not None]
+        handles = _handles(
+            label,
+            [
+                (entry.uri, entry.name, _path_segments(entry)),
+                *((s.key.uri, s.name, _path_segments(s.entry)) for s in group if s.entry is not None),
+            ],
+        )
+        for skill in group:
+            if skill.handle != handles[skill.key.uri]:
+                skills[skill.key.uri] = replace(skill, handle=handles[skill.key.uri])
+        fresh = RegisteredSkill(SkillKey(label, entry.uri), handles[entry.uri], entry.name, entry.description, entry)
+        skills[entry.uri] = fresh
+        previous = next((old for old in stale if old.key.uri == entry.uri), None)
+        if previous is None or _listing_text_differs(previous, fresh):
+            self._index.put(_document(fresh))
+        return fresh
 
     def set_local(self, skills: Iterable[LocalSkill]) -> None:
         """Record the host's own filesystem skills (origin `local`)."""
@@ -159,7 +180,7 @@ class Registry:
         changed = [
             _document(skill)
             for uri, skill in skills.items()
-            if (previous := before.get(uri)) is None or _document(previous) != _document(skill)
+            if (previous := before.get(uri)) is None or _listing_text_differs(previous, skill)
         ]
         self._index.update(changed)
         self._by_origin[label] = skills
@@ -200,6 +221,23 @@ class Registry:
         for skill in self.skills():
             by_name.setdefault(skill.name, []).append(skill.handle)
         return {name: tuple(handles) for name, handles in sorted(by_name.items()) if len(handles) > 1}
+
+
+def _path_segments(entry: SkillEntry) -> list[str]:
+    """The segments of a skill's path after its scheme (`skill://a/b/SKILL.md` -> ['a', 'b']): what handles use."""
+    return entry.root_uri.split("://", 1)[-1].split("/")
+
+
+def _listing_text_differs(before: RegisteredSkill, after: RegisteredSkill) -> bool:
+    """Whether the text search indexes of one skill (`_document`) changed: compared on its inputs, built for neither."""
+    fm_before = before.entry.frontmatter if before.entry is not None else None
+    fm_after = after.entry.frontmatter if after.entry is not None else None
+    return (before.key, before.name, before.description, fm_before) != (
+        after.key,
+        after.name,
+        after.description,
+        fm_after,
+    )
 
 
 def _document(skill: RegisteredSkill) -> Document:
