@@ -158,7 +158,7 @@ def normal_uri(uri: str) -> str:
     never meet.
     """
     _, sep, rest = uri.partition("://")
-    if not sep or _PLAIN_PATH.fullmatch(rest):
+    if not sep or PLAIN_PATH.fullmatch(rest):
         return uri  # nothing encoded, nothing to encode, no query: already normal (the hot path of a listing)
     return _normal_uri_general(uri)
 
