@@ -29,11 +29,14 @@ pytestmark = pytest.mark.conformance
 
 
 @pytest.fixture(scope="module", params=SERVED)
-def server_url(request: pytest.FixtureRequest) -> Iterator[str]:
+def server_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     require_tools()
     kind: str = request.param
+    scratch = str(tmp_path_factory.mktemp(f"source-{kind}"))
     command = (
-        None if kind == "serve" else [sys.executable, "-m", "tests.support.source_server", kind, str(EXAMPLE_SKILLS)]
+        None
+        if kind == "serve"
+        else [sys.executable, "-m", "tests.support.source_server", kind, str(EXAMPLE_SKILLS), scratch]
     )
     with http_server([EXAMPLE_SKILLS], command=command) as server:
         yield server.url

@@ -1,8 +1,9 @@
 """A skills HTTP server over any source kind of `source_makers.MAKERS`, built on the public API only.
 
-    python -m tests.support.source_server KIND FOLDER
+    python -m tests.support.source_server KIND FOLDER SCRATCH
 
-Reads every file under FOLDER, gives them to the KIND maker (a scratch folder beside it), and serves the
+Reads every file under FOLDER, gives them to the KIND maker (its own files go in SCRATCH, a folder the test
+owns: this process is stopped by a signal, so it cannot clean up after itself), and serves the
 source with `SkillsExtension` over streamable HTTP on a free loopback port. Prints "listening on URL" on stderr,
 as `skillwire serve --http` does, so `tests.support.servers.http_server(command=...)` can start it.
 """
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from pathlib import Path
 
 import anyio
@@ -26,19 +26,19 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("kind", choices=sorted(MAKERS))
     parser.add_argument("folder", type=Path)
+    parser.add_argument("scratch", type=Path)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="source-server-") as scratch:
-        made = MAKERS[args.kind](read_tree(args.folder), Path(scratch))
-        service = SkillService(made.source)
-        server = build_server(SkillsExtension(service))
-        live = LiveReload(service, watch=False)
-        live.install(server)
-        sock = bind("127.0.0.1", 0)
+    made = MAKERS[args.kind](read_tree(args.folder), args.scratch)
+    service = SkillService(made.source)
+    server = build_server(SkillsExtension(service))
+    live = LiveReload(service, watch=False)
+    live.install(server)
+    sock = bind("127.0.0.1", 0)
 
-        def ready(url: str) -> None:
-            print(f"listening on {url}", file=sys.stderr, flush=True)
+    def ready(url: str) -> None:
+        print(f"listening on {url}", file=sys.stderr, flush=True)
 
-        anyio.run(lambda: serve_http(server, sock, on_ready=ready, live=live, service=service))
+    anyio.run(lambda: serve_http(server, sock, on_ready=ready, live=live, service=service))
 
 
 if __name__ == "__main__":
