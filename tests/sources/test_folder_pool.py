@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -90,3 +92,18 @@ def test_a_scan_hashing_in_worker_processes_publishes_the_serial_catalog(
     assert picture(FolderSource([tmp_path]).scan()) == serial
     assert applied  # a worker process hashed some of the files
     assert {rule for _, rule, _ in serial["refusals"]} >= {"yaml-syntax", "frontmatter-missing"}
+
+
+def test_files_a_dead_worker_leaves_are_hashed_by_the_scan_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker that ends at once (here `false` instead of Python) costs nothing but time: the records are filled
+    in exactly as the serial path fills them."""
+    mixed_tree(tmp_path)
+    monkeypatch.setattr(folder_pool, "CHUNK", 3)
+    real = os.path.realpath(tmp_path)
+    serial, parallel = jobs_of(tmp_path), jobs_of(tmp_path)
+    hash_files(serial, real, workers=0)
+    monkeypatch.setattr(sys, "executable", shutil.which("false"))
+    hash_files(parallel, real, workers=2)
+    assert [fields(r) for r, _ in parallel] == [fields(r) for r, _ in serial]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from sys import intern
 
 from skillwire.catalog import Refusal
 from skillwire.errors import SkillError
@@ -126,7 +127,7 @@ def index_skills(
     gone: list[str] = []
     for skill_dir in skill_dirs:
         display = os.path.join(display_root, skill_dir) if skill_dir else display_root
-        skill_path = base + tuple(p for p in skill_dir.split("/") if p)
+        skill_path = base + tuple(intern(p) for p in skill_dir.split("/") if p)  # team/area prefixes repeat
         prefix = skill_dir + "/" if skill_dir else ""
         lo, hi = span(state.rels, skill_dir)
         members = state.files[lo:hi]
@@ -185,7 +186,8 @@ def _build_skill(
             for rec in members
             if (error := errors.get(rec.rel)) is not None
         )
-    facts = [FileFacts(rec.rel[cut:], rec.size, rec.digest or "", rec.mime) for rec in members]
+    # Names in a skill repeat across skills (SKILL.md, references/...): one string each, not one per file.
+    facts = [FileFacts(intern(rec.rel[cut:]), rec.size, rec.digest or "", rec.mime) for rec in members]
     skill_md = next(rec for rec in members if rec.rel == prefix + SKILL_FILE).frontmatter
     if skill_md is None:  # never read (under a name no URI can carry): the name rules refuse the skill first
         skill_md = SkillError("cannot be read", rule="unreadable", path=SKILL_FILE)
