@@ -41,7 +41,9 @@ _Answers = queue.SimpleQueue[tuple[int, Any, bool]]  # (worker, result, True) or
 def workers_for(items: int) -> int:
     """How many worker processes to use for `items` items (0: do them here)."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return 0 if items < PARALLEL_FROM or cores < 2 else cores - 1
+    if items < PARALLEL_FROM or cores < 2 or not sys.executable:  # embedded: no interpreter to start
+        return 0
+    return cores - 1
 
 
 def run_chunks(
