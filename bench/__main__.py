@@ -3,6 +3,8 @@
   bench.index  cold index vs the floor (walk + read + sha256), warm start, rescans, one-file update, memory
   bench.git    the git source beside the folder source: cold index, restart, re-index after a one-file commit
   bench.live   a live server: startup, edit-to-visible latency, peak RSS
+  bench.scale  issue 13 point 5: cold index vs the floor, warm restart vs cold, a served skills/list
+               enumeration, index memory per file, beside their targets (`--only scale --skills 100000`)
   bench.peers  skillwire beside agentskills-mcp-server, FastMCP's skills extension and a bare SDK server:
                startup, skills/list enumeration and resources/read throughput over HTTP
   bench.startup  spawn to first answer beside the hash floor plus imports; first answer after the port opens
@@ -19,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-PARTS = ("index", "git", "live", "peers", "startup")
+PARTS = ("index", "git", "live", "scale", "peers", "startup")
 
 
 def main() -> int:

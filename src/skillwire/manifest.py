@@ -20,6 +20,7 @@ from skillwire.errors import LimitExceeded
 from skillwire.uri import SKILL_FILE, directory_uri, skill_uri
 
 MAX_RESOURCES = 512
+_SCANNED_UP_TO = 8
 MAX_TOTAL_BYTES = 16 * 1024 * 1024
 
 
@@ -56,18 +57,26 @@ class Skill:
     dynamic: bool = False
     uri: str = field(init=False)
     root_uri: str = field(init=False)
-    _by_uri: dict[str, SkillFile] = field(init=False, repr=False, compare=False)
+    # Files by URI, for a skill with more than _SCANNED_UP_TO files (None otherwise: a scan of a few is as fast,
+    # and 100,000 small skills would hold a dict each).
+    _by_uri: dict[str, SkillFile] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "uri", skill_uri(self.skill_path))
         object.__setattr__(self, "root_uri", directory_uri(self.skill_path))
         if not self.files or self.files[0].rel_path != SKILL_FILE:
             raise ValueError(f"{self.uri}: the manifest must start with {SKILL_FILE}")
-        object.__setattr__(self, "_by_uri", {f.uri: f for f in self.files})
+        by_uri = {f.uri: f for f in self.files} if len(self.files) > _SCANNED_UP_TO else None
+        object.__setattr__(self, "_by_uri", by_uri)
 
     def file(self, uri: str) -> SkillFile | None:
         """This skill's file at `uri`, or None."""
-        return self._by_uri.get(uri)
+        if self._by_uri is not None:
+            return self._by_uri.get(uri)
+        for f in self.files:
+            if f.uri == uri:
+                return f
+        return None
 
     @property
     def name(self) -> str:

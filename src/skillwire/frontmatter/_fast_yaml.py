@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+from sys import intern
 
 from skillwire.frontmatter._resolve import CORE_FIRST, JSONValue, integral_as_int, resolve_plain
 
@@ -30,6 +31,11 @@ _SIMPLE_LINES = re.compile(
     r"))?|(.+))$",
     re.MULTILINE,
 )
+
+
+_SHARED_UP_TO = 40
+"""Keys, and string values up to this long (a license, a version, an owner), are interned: 100,000 skills' frontmatter
+then shares one `name` key and one `MIT` instead of holding a copy each (about 60 bytes per skill file)."""
 
 
 def parse_simple(text: str) -> dict[str, JSONValue] | None:
@@ -68,5 +74,7 @@ def parse_simple(text: str) -> dict[str, JSONValue] | None:
             target = result
         if key in target:
             return None
-        target[key] = value
+        if type(value) is str and len(value) <= _SHARED_UP_TO:
+            value = intern(value)
+        target[intern(key)] = value
     return result or None

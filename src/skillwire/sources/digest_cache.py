@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import logging
 import os
@@ -70,7 +71,8 @@ class DigestCache:
     ) -> None:
         self.path = path
         self.writable = writable  # False when the path names something other than a regular file: left alone
-        self._text = snapshot
+        self._text = snapshot  # until a save: then only its fingerprint is kept (100 MB at 100,000 skills)
+        self._written: bytes | None = None
         self.trusted_before_ns: list[int | None] = trusted or []
         """Per root: files whose times are older than this were hashed after their last change."""
 
@@ -124,7 +126,9 @@ class DigestCache:
         times it keeps only make a later scan re-read a few more files, never fewer.
         """
         text = json.dumps(snapshot, separators=(",", ":"))  # ASCII: lone surrogates are escaped, never raise
-        if text == self._text or not self.writable:
+        fingerprint = hashlib.sha256(text.encode("ascii")).digest()
+        if text == self._text or fingerprint == self._written or not self.writable:
+            self._text, self._written = None, fingerprint
             return
         header = json.dumps(
             {"format": _FORMAT, "version": _VERSION, "trusted_before_ns": trusted_before_ns}, separators=(",", ":")
@@ -144,5 +148,5 @@ class DigestCache:
             if tmp is not None:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
-        self._text = text
+        self._text, self._written = None, fingerprint
         self.trusted_before_ns = trusted_before_ns

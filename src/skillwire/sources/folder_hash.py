@@ -104,7 +104,7 @@ def hash_file(
         try:
             rec.frontmatter = read_frontmatter(kept)
         except SkillError as err:
-            rec.frontmatter = err
+            rec.frontmatter = err.with_traceback(None)  # kept: its traceback would tie it to this frame in a cycle
     return None
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from sys import intern
 
 from skillwire.catalog import Refusal
 from skillwire.errors import SkillError
@@ -22,6 +23,7 @@ from skillwire.skill_rules import (
     span,
 )
 from skillwire.sources.folder_hash import hash_file, same_parse
+from skillwire.sources.folder_pool import Job, hash_files
 from skillwire.sources.folder_records import (
     SLASH_SKILL_FILE,
     Built,
@@ -66,7 +68,9 @@ def index_skills(
     vanished: set[int] = set()
     root_prefix = state.real_root + "/"
     total = len(todo)
-    for done, rec in enumerate(todo, 1):
+    fresh: list[Job] = []  # files with nothing to go by: read and hashed after this loop, on every core
+    done = 0
+    for rec in todo:
         if not (rec.rel.isascii() or encodes(rec.rel)):
             continue  # under a folder whose name is not UTF-8: its skill is refused for that, unread
         path = rec.location or root_prefix + rec.rel
@@ -75,6 +79,10 @@ def index_skills(
         if distrust and path in distrust:
             usable = None
             reread.add(rec.rel)
+        if usable is None:
+            fresh.append((rec, path))
+            continue
+        done += 1
         if (
             recheck_skill_md
             and usable is not None
@@ -92,6 +100,24 @@ def index_skills(
             errors[rec.rel] = error
         if progress is not None and (done % PROGRESS_EVERY == 0 or done == total):
             progress(done, total)
+    if fresh:
+        finished = [total - len(fresh)]  # files skipped above (names no URI carries) count as done
+
+        def advanced(count: int) -> None:
+            before = finished[0]
+            finished[0] += count
+            if progress is not None and (
+                finished[0] // PROGRESS_EVERY > before // PROGRESS_EVERY or finished[0] == total
+            ):
+                progress(finished[0], total)
+
+        failed = hash_files(fresh, state.real_root, advanced)
+        for rec, _ in fresh:
+            error = failed.get(id(rec))
+            if isinstance(error, FileNotFoundError):
+                vanished.add(id(rec))
+            elif error is not None:
+                errors[rec.rel] = error
     if vanished:
         kept = [f for f in state.files if id(f) not in vanished]
         state.files[:] = kept
@@ -101,7 +127,7 @@ def index_skills(
     gone: list[str] = []
     for skill_dir in skill_dirs:
         display = os.path.join(display_root, skill_dir) if skill_dir else display_root
-        skill_path = base + tuple(p for p in skill_dir.split("/") if p)
+        skill_path = base + tuple(intern(p) for p in skill_dir.split("/") if p)  # team/area prefixes repeat
         prefix = skill_dir + "/" if skill_dir else ""
         lo, hi = span(state.rels, skill_dir)
         members = state.files[lo:hi]
@@ -160,7 +186,8 @@ def _build_skill(
             for rec in members
             if (error := errors.get(rec.rel)) is not None
         )
-    facts = [FileFacts(rec.rel[cut:], rec.size, rec.digest or "", rec.mime) for rec in members]
+    # Names in a skill repeat across skills (SKILL.md, references/...): one string each, not one per file.
+    facts = [FileFacts(intern(rec.rel[cut:]), rec.size, rec.digest or "", rec.mime) for rec in members]
     skill_md = next(rec for rec in members if rec.rel == prefix + SKILL_FILE).frontmatter
     if skill_md is None:  # never read (under a name no URI can carry): the name rules refuse the skill first
         skill_md = SkillError("cannot be read", rule="unreadable", path=SKILL_FILE)

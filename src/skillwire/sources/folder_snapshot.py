@@ -16,6 +16,7 @@ import os
 import re
 import sys
 from array import array
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -34,6 +35,7 @@ from skillwire.skill_rules import (
     shown_name,
     span,
 )
+from skillwire.sources import worker_pool
 from skillwire.sources.digest_cache import file_key
 from skillwire.sources.folder_records import (
     Built,
@@ -200,48 +202,87 @@ def _skill_from_row(row: SkillRow) -> Skill:
     return Skill(tuple(row.skill_path), row.frontmatter, tuple(files), tuple(row.folders))
 
 
-def _verified(row: SkillRow, trusted_before_ns: int) -> tuple[SkillRow, int | None] | None:
-    """`row` with the frontmatter parsed from its SKILL.md on disk, if those bytes are the ones the row lists
-    (size and digest) and pass the frontmatter rules, and the stamp of the SKILL.md read (None if it changed
-    after `trusted_before_ns`: too recent to be known by its stamp); None otherwise.
+_SkillMd = tuple[str, int, str, tuple[str, ...]]  # where a row's SKILL.md is, its size, digest, and the skill path
+_Parsed = tuple[dict[str, Any], int, tuple[int, int, int, int, int]]  # its frontmatter, first line, file key
+
+
+def _skill_md_of(row: SkillRow) -> _SkillMd | None:
+    """What to read and check of `row`'s SKILL.md; None if the row lists none, or lists it behind a link from a
+    folder that does not resolve to itself."""
+    try:
+        k = row.rels.index(SKILL_FILE)
+    except ValueError:
+        return None
+    location = row.moved.get(SKILL_FILE) or row.real_dir + "/" + SKILL_FILE
+    if SKILL_FILE in row.moved and os.path.realpath(row.real_dir) != row.real_dir:
+        return None
+    return location, row.sizes[k], row.digests[k], tuple(row.skill_path)
+
+
+def check_skill_md(wanted: _SkillMd | None) -> _Parsed | None:
+    """The frontmatter of the SKILL.md `wanted` names, if its bytes have the size and digest listed and pass
+    the frontmatter rules, with the key of the file read; None otherwise.
 
     The cache's frontmatter text is never published: a forged row could pair any frontmatter with a true
     digest. Reading SKILL.md also proves the skill's folder is where the row says: `read_regular` checks the
     open file's resolved path equals the recorded one, so a folder that is a link to elsewhere fails here.
     """
-    skill_path, real_dir, rels, digests, sizes, moved = (
-        row.skill_path,
-        row.real_dir,
-        row.rels,
-        row.digests,
-        row.sizes,
-        row.moved,
-    )
-    try:
-        k = rels.index(SKILL_FILE)
-    except ValueError:
+    if wanted is None:
         return None
-    location = moved.get(SKILL_FILE) or real_dir + "/" + SKILL_FILE
-    if SKILL_FILE in moved and os.path.realpath(real_dir) != real_dir:
-        return None
+    location, size, digest, skill_path = wanted
     try:
         fd, st = open_regular(location, real_path=location)
         try:
-            data = read_at_most(fd, min(sizes[k], st.st_size) + 1)
+            data = read_at_most(fd, min(size, st.st_size) + 1)
         finally:
             os.close(fd)
     except OSError:
         return None
-    if len(data) != sizes[k] or sha256_digest(data) != digests[k]:
+    if len(data) != size or sha256_digest(data) != digest:
         return None
     try:
         fm, line = read_frontmatter(data)
-        check_frontmatter(fm, line, tuple(skill_path))
+        check_frontmatter(fm, line, skill_path)
     except SkillError:
         return None
-    key = file_key(st)
+    return fm, line, file_key(st)
+
+
+def check_skill_mds(wanted: list[_SkillMd | None]) -> list[_Parsed | None]:
+    """`check_skill_md` of each (a worker process's task)."""
+    return [check_skill_md(w) for w in wanted]
+
+
+def _with_check(row: SkillRow, parsed: _Parsed | None, trusted_before_ns: int) -> tuple[SkillRow, int | None] | None:
+    if parsed is None:
+        return None
+    fm, line, key = parsed
     stamp = hash(key) if key[3] < trusted_before_ns and key[4] < trusted_before_ns else None
     return row._replace(frontmatter=fm, line=line), stamp
+
+
+_VERIFY_CHUNK = 256  # SKILL.md files per task handed to a worker
+
+
+def _verify_all(rows: Sequence[SkillRow], trusted_before_ns: int) -> list[tuple[SkillRow, int | None] | None]:
+    """Each row with the frontmatter parsed from its SKILL.md on disk, if those bytes are the ones it lists and pass
+    the frontmatter rules, and the stamp of the SKILL.md read (None if it changed after `trusted_before_ns`: too
+    recent to be known by its stamp); None for a row that fails. On every core when there are many."""
+    wanted = [_skill_md_of(row) for row in rows]
+    parsed: list[_Parsed | None] = [None] * len(rows)
+    chunks = deque(range(0, len(rows), _VERIFY_CHUNK))
+
+    def here(start: int) -> None:
+        parsed[start : start + _VERIFY_CHUNK] = check_skill_mds(wanted[start : start + _VERIFY_CHUNK])
+
+    def task(start: int) -> worker_pool.Task:
+        return check_skill_mds, wanted[start : start + _VERIFY_CHUNK]
+
+    def apply(start: int, done: list[_Parsed | None]) -> None:
+        parsed[start : start + len(done)] = done
+
+    worker_pool.run_chunks(chunks, worker_pool.workers_for(len(rows)), here=here, task=task, apply=apply)
+    return [_with_check(row, p, trusted_before_ns) for row, p in zip(rows, parsed, strict=True)]
 
 
 Checked = dict[tuple[int, str], tuple[int, tuple[dict[str, Any], int]]]
@@ -259,8 +300,7 @@ def restore_catalog(
     rows: list[tuple[int, SkillRow]] = []
     dropped: list[str] = []
     checked: Checked = {}
-    for i, row in found:
-        verified = _verified(row, trusted_before_ns)
+    for (i, row), verified in zip(found, _verify_all([row for _, row in found], trusted_before_ns), strict=True):
         if verified is None:
             dropped.append(os.path.join(str(roots[i]), row.folder) if row.folder else str(roots[i]))
             continue
