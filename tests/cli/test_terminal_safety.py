@@ -21,8 +21,9 @@ import anyio
 import pytest
 
 from skillwire.catalog import Catalog, Refusal
-from skillwire.cli.main import main, print_summary
+from skillwire.cli.main import main
 from skillwire.cli.output import SafeFormatter
+from skillwire.cli.serve import print_summary
 from skillwire.cli.validate import build_report, print_human
 from skillwire.host.approvals import SkillApprovalRequest
 from skillwire.host.entry import parse_entry

@@ -19,11 +19,10 @@ from contextlib import contextmanager
 from types import TracebackType
 from typing import Final, TextIO
 
-from skillwire.cli.output import err
+from skillwire.cli.output import PROG, err
 
 __all__ = ["SHOWN_LINES", "TAIL_BYTES", "StderrTail", "kept_stderr", "local_command"]
 
-PROG: Final = "skillwire"
 TAIL_BYTES: Final = 16 << 10  # what is kept of a child's stderr: a chatty or hostile child cannot grow memory
 SHOWN_LINES: Final = 20
 _JOIN_S: Final = 2.0  # how long closing waits for the reader (a grandchild may hold the pipe open)

@@ -22,6 +22,7 @@ from skillwire.display import json_for_terminal, terminal_safe
 
 __all__ = ["JsonFormatter", "SafeFormatter", "Styled", "Terminal", "err", "say", "say_json"]
 
+PROG: Final = "skillwire"  # the command's name: the prefix of every line it writes about itself
 _SGR: Final = {"red": "31", "green": "32", "yellow": "33", "bold": "1", "dim": "2"}
 
 
