@@ -13,6 +13,7 @@ only skills its scope allows, exactly as `skills/list` would (a hidden skill is 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from mcp.server.context import ServerRequestContext
@@ -103,7 +104,7 @@ class SkillSearch:
         server.add_request_handler("tools/list", PaginatedRequestParams, self._list_tools)
         server.add_request_handler("tools/call", CallToolRequestParams, self._call_tool)
 
-    def search(self, query: str, limit: int, scope_allows: Any = None) -> list[dict[str, Any]]:
+    def search(self, query: str, limit: int, scope_allows: Callable[[str], bool] | None = None) -> list[dict[str, Any]]:
         """The best `limit` skills for `query` that `scope_allows(uri)` (None: every skill), as tool results."""
         catalog = self.extension.service.catalog
         wanted = limit if scope_allows is None else max(limit * 5, 50)
