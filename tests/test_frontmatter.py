@@ -117,6 +117,17 @@ def test_surrogate_pair_escape_is_one_character() -> None:
     assert parse_yaml_mapping('a: "\\ud83d\\ude00"') == {"a": "\U0001f600"}
 
 
+@pytest.mark.parametrize("escape", ["\\ue000", "\\U0000e000", "\\uf8ff"])
+def test_a_private_use_escape_beside_a_surrogate_pair_keeps_its_character(escape: str) -> None:
+    """A surrogate pair makes the parser swap characters for private-use stand-ins; a private-use character written
+    as an escape must never be taken for one (it was: read back as a lone surrogate and the skill refused)."""
+    assert parse_yaml_mapping(f'a: "{escape} \\ud83d\\ude00"') == {"a": f"{chr(int(escape[2:], 16))} \U0001f600"}
+    assert parse_yaml_mapping(f'a: "{escape}"\nb: "\\ud83d\\ude00"') == {
+        "a": chr(int(escape[2:], 16)),
+        "b": "\U0001f600",
+    }
+
+
 def test_aliases_expand() -> None:
     assert parse_yaml_mapping("a: &x {k: [1, 2]}\nb: *x\n") == {"a": {"k": [1, 2]}, "b": {"k": [1, 2]}}
 

@@ -52,6 +52,7 @@ else:
 
 # libyaml refuses `\\u` escapes of UTF-16 surrogates, which JS accepts (a pair is one
 # character). Group 2 is such an escape if its backslash is not itself escaped.
+_UNICODE_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\U(0{2}(?:0[0-9a-fA-F]|10)[0-9a-fA-F]{4})")
 _SURROGATE_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)(\\u[dD][89a-fA-F][0-9a-fA-F]{2})")
 # Characters that libyaml (YAML 1.1) rejects or reads as line breaks, but YAML 1.2 and
 # JS read as ordinary content: C0/C1 controls, NEL, LS, PS, BOM, non-characters,
@@ -94,7 +95,8 @@ class Swap:
 
 def _swap_out(text: str) -> tuple[str, dict[int, str], dict[int, str]]:
     """Replace what libyaml mishandles with unused private-use characters; return the text and both undo tables."""
-    used = set(text)
+    used = set(text)  # a stand-in must be no character of the text, written out or as an escape
+    used.update(chr(int(code, 16)) for pair in _UNICODE_ESCAPE.findall(text) for code in pair if code)
     spare = (
         chr(code)
         for block in (range(0xE000, 0xF900), range(0xF0000, 0xFFFFE), range(0x100000, 0x10FFFE))
