@@ -87,9 +87,9 @@ def test_conformance_client_scenario(scenario: str, tmp_path: Path) -> None:
 UNVERIFIED_HOST = """\
 import runpy
 
-import skillwire.host.host as host_module
+import skillwire.host.reads as reads_module
 
-host_module.verify_bytes = lambda record, data: None  # a host that forgets to check digests and sizes
+reads_module.verify_bytes = lambda record, data: None  # a host that forgets to check digests and sizes
 runpy.run_path({example!r}, run_name="__main__")
 """
 

@@ -40,6 +40,7 @@ CORE = (
     "skillwire.host.window",
     "skillwire.host.approvals",
     "skillwire.host.prompt",
+    "skillwire.host.results",
 )
 
 _REPORT = textwrap.dedent(

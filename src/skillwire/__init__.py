@@ -55,10 +55,13 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; `_LAZY` below must name th
         SkillApprovalRequest,
     )
     from skillwire.host.entry import EntryResource, InvalidEntry, SkillEntry
-    from skillwire.host.host import (
+    from skillwire.host.host import Host
+    from skillwire.host.limits import ClientLimits
+    from skillwire.host.prompt import TerminalPrompt
+    from skillwire.host.registry import AmbiguousSkillName, LocalSkill, SkillKey, UnknownSkill
+    from skillwire.host.results import (
         ApprovalDenied,
         CatalogItem,
-        Host,
         HostError,
         IncompleteListing,
         LoadedSkill,
@@ -67,9 +70,6 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; `_LAZY` below must name th
         SkillChanged,
         SkillDeclined,
     )
-    from skillwire.host.limits import ClientLimits
-    from skillwire.host.prompt import TerminalPrompt
-    from skillwire.host.registry import AmbiguousSkillName, LocalSkill, SkillKey, UnknownSkill
     from skillwire.host.tools import SkillTool, skill_tools
     from skillwire.host.window import DirectoryItem, OutsideSkill
     from skillwire.manifest import MAX_RESOURCES, MAX_TOTAL_BYTES, Skill, SkillFile
@@ -203,22 +203,22 @@ _LAZY: dict[str, str] = {
     "EntryResource": "skillwire.host.entry",
     "InvalidEntry": "skillwire.host.entry",
     "SkillEntry": "skillwire.host.entry",
-    "ApprovalDenied": "skillwire.host.host",
-    "CatalogItem": "skillwire.host.host",
     "Host": "skillwire.host.host",
-    "HostError": "skillwire.host.host",
-    "IncompleteListing": "skillwire.host.host",
-    "LoadedSkill": "skillwire.host.host",
-    "NotLoaded": "skillwire.host.host",
-    "ReadFailed": "skillwire.host.host",
-    "SkillChanged": "skillwire.host.host",
-    "SkillDeclined": "skillwire.host.host",
     "ClientLimits": "skillwire.host.limits",
     "TerminalPrompt": "skillwire.host.prompt",
     "AmbiguousSkillName": "skillwire.host.registry",
     "LocalSkill": "skillwire.host.registry",
     "SkillKey": "skillwire.host.registry",
     "UnknownSkill": "skillwire.host.registry",
+    "ApprovalDenied": "skillwire.host.results",
+    "CatalogItem": "skillwire.host.results",
+    "HostError": "skillwire.host.results",
+    "IncompleteListing": "skillwire.host.results",
+    "LoadedSkill": "skillwire.host.results",
+    "NotLoaded": "skillwire.host.results",
+    "ReadFailed": "skillwire.host.results",
+    "SkillChanged": "skillwire.host.results",
+    "SkillDeclined": "skillwire.host.results",
     "SkillTool": "skillwire.host.tools",
     "skill_tools": "skillwire.host.tools",
     "DirectoryItem": "skillwire.host.window",

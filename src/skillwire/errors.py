@@ -19,9 +19,9 @@ on our side breaks a rule" from "a peer sent us something wrong":
         ├── FrontmatterMismatch
         ├── UnlistedResource
         ├── ResponseTooLarge        an answer passed its byte bound on the wire; reading it stopped there
-        └── SkillChanged            (`skillwire.host.host`) a failure whose refresh found the skill changed
+        └── SkillChanged            (`skillwire.host.results`) a failure whose refresh found the skill changed
 
-The host's refusals (`skillwire.host.host`) derive from `HostError`: `SkillDeclined`, `ApprovalDenied`,
+The host's refusals (`skillwire.host.results`) derive from `HostError`: `SkillDeclined`, `ApprovalDenied`,
 `NotLoaded`, `ReadFailed` and `SkillChanged` (a `VerificationError` too).
 """
 

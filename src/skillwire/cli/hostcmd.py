@@ -21,9 +21,10 @@ from skillwire.cli.output import err, say
 from skillwire.display import terminal_safe
 from skillwire.errors import SkillwireError
 from skillwire.host.approvals import ApprovalPrompt, ApprovalStore, ApproveLoads, JsonApprovalStore, MemoryApprovalStore
-from skillwire.host.host import CatalogItem, Host, IncompleteListing
+from skillwire.host.host import Host
 from skillwire.host.prompt import TerminalPrompt
 from skillwire.host.registry import LOCAL_ORIGIN, check_label
+from skillwire.host.results import CatalogItem, IncompleteListing
 
 
 def run_host(args: argparse.Namespace) -> int:

@@ -16,6 +16,8 @@ from typing import Protocol
 
 DESCRIPTION_CHARS = 200  # a description longer than this is cut (with an ellipsis): one skill must not crowd out others
 HEADER = "Skills you can load with load_skill (handle [origin]: what it is for):"
+SHORTEST_LINE = 16  # no catalog line is shorter: bounds how many skills a budget can show
+CONVERSATION_CHARS = 2_000  # the end of a conversation that ranks the catalog (recent turns matter most)
 
 
 class ListedSkill(Protocol):

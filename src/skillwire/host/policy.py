@@ -19,6 +19,7 @@ from urllib.parse import quote
 
 from skillwire.display import HIDDEN, INVISIBLE, LAYOUT, clip
 from skillwire.host.approvals import SAFE_FIELDS
+from skillwire.host.entry import SkillEntry
 from skillwire.host.registry import SkillKey
 
 # What a reader might skip over inside a closing tag: whitespace and invisible characters.
@@ -57,3 +58,18 @@ def tag_for_model(key: SkillKey, uri: str, text: str) -> str:
         f'<skill-content origin="mcp:{origin}" skill="{skill}" resource="{resource}" trust="untrusted">\n'
         f"{body}\n</skill-content>"
     )
+
+
+def declined_reason(entry: SkillEntry | None, *, allow_dynamic: bool) -> str | None:
+    """Why the host will not load a listed skill (over the spec's limits, or dynamic when that is not allowed), or None.
+
+    A host's own skill (no entry) is never declined here: it is read from its folder, not loaded over MCP.
+    """
+    if entry is None:
+        return None
+    over = entry.over_limits()
+    if over is not None:
+        return f"not loadable: {over}"
+    if entry.is_dynamic and not allow_dynamic:
+        return "not loadable: its content is dynamic, so it cannot be verified or content-bound"
+    return None

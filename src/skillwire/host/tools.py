@@ -22,8 +22,9 @@ from mcp.shared.exceptions import MCPError
 
 from skillwire.errors import SkillwireError
 from skillwire.host.catalog_text import origin_label
-from skillwire.host.host import CatalogItem, Host
+from skillwire.host.host import Host
 from skillwire.host.policy import display_text
+from skillwire.host.results import CatalogItem
 
 ToolCall = Callable[[Mapping[str, Any]], Awaitable[str]]
 
