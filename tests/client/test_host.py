@@ -406,6 +406,22 @@ async def test_the_disk_cache_serves_verified_bytes_and_refetches_tampered_ones(
         assert cached.read_bytes() == data
 
 
+async def test_a_cache_and_approval_store_set_after_the_host_is_built_are_the_ones_used(
+    skills_dir: Path, tmp_path: Path
+) -> None:
+    """`host.cache` and `host.approvals` are settings: assigned on a running host, the next load and read use them."""
+    cache = SkillCache(tmp_path / "cache")
+    async with docs_host("stdio", skills_dir, prompt=ScriptedPrompt()) as host:
+        host.cache = cache
+        store = MemoryApprovalStore()
+        host.approvals = store
+        await host.load_skill("docs:pdf-processing")
+        await host.read_skill_file("docs:pdf-processing", "templates/invoice.md")
+        assert cache.path_for("docs", INVOICE).read_bytes() == b"# Invoice\n\nCustomer:\nAmount:\n"
+        assert host.cache is cache
+        assert host.approvals is store
+
+
 async def test_removing_a_server_deletes_its_cache_and_approvals(skills_dir: Path, tmp_path: Path) -> None:
     """Spec SHOULD (Cache): a removed server's cached content is deleted; skillwire also forgets its approvals,
     its skills and its acting windows."""

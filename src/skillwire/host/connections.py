@@ -87,7 +87,7 @@ class Connections:
     """The servers connected under host-assigned labels; open it with `async with` before connecting any."""
 
     def __init__(self, limits: ClientLimits) -> None:
-        self._limits = limits
+        self.limits = limits  # public: `Host.limits` sets it for the next connection
         self._servers: dict[str, Connection] = {}
         self._task_group: TaskGroup | None = None
 
@@ -145,7 +145,7 @@ class Connections:
         connect = partial(
             SkillsClient.connect,
             target,
-            limits=self._limits,
+            limits=self.limits,
             auth=auth,
             headers=headers,
             read_timeout_seconds=read_timeout_seconds,

@@ -101,15 +101,37 @@ class Host:
         allow_dynamic: bool = False,
         limits: ClientLimits = DEFAULT_LIMITS,
     ) -> None:
-        self.limits = limits
         self.prompt: ApprovalPrompt = prompt or DenyAll()
-        self.approvals: ApprovalStore = approvals or MemoryApprovalStore()
-        self.cache = cache
         self.allow_dynamic = allow_dynamic
         self.registry = Registry()
         self.registry.set_local(local_skills)
         self._connections = Connections(limits)
-        self._reads = Reads(self._connections, self.registry, self.approvals, cache, limits)
+        self._reads = Reads(self._connections, self.registry, approvals or MemoryApprovalStore(), cache, limits)
+
+    # The settings live with the parts that use them; set here, they apply from the next call on.
+    @property
+    def approvals(self) -> ApprovalStore:
+        return self._reads.approvals
+
+    @approvals.setter
+    def approvals(self, store: ApprovalStore) -> None:
+        self._reads.approvals = store
+
+    @property
+    def cache(self) -> SkillCache | None:
+        return self._reads.cache
+
+    @cache.setter
+    def cache(self, cache: SkillCache | None) -> None:
+        self._reads.cache = cache
+
+    @property
+    def limits(self) -> ClientLimits:
+        return self._reads.limits
+
+    @limits.setter
+    def limits(self, limits: ClientLimits) -> None:
+        self._reads.limits = self._connections.limits = limits
 
     async def __aenter__(self) -> Host:
         await self._connections.__aenter__()

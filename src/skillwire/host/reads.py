@@ -49,9 +49,9 @@ class Reads:
     ) -> None:
         self._connections = connections
         self._registry = registry
-        self._approvals = approvals
-        self._cache = cache
-        self._limits = limits
+        self.approvals = approvals  # public: `Host.approvals`, `.cache` and `.limits` read and set these
+        self.cache = cache
+        self.limits = limits
         self.windows: dict[SkillKey, ActingWindow] = {}
         self.suspended: dict[SkillKey, ContentChange] = {}
         self.revoked: dict[SkillKey, frozenset[tuple[str, str]]] = {}
@@ -69,9 +69,9 @@ class Reads:
         different set ... the host MUST treat the prior approval as revoked and re-prompt
         before loading or executing."
         """
-        approval = self._approvals.get(key)
+        approval = self.approvals.get(key)
         if approval is not None and isinstance(check(approval, entry), NeedsApproval):
-            self._approvals.revoke(key)
+            self.approvals.revoke(key)
             self.revoked[key] = approval.content
         window = self.windows.get(key)
         if window is not None and window.entry.content_set != entry.content_set:
@@ -93,8 +93,8 @@ class Reads:
 
     async def fetch_verified(self, key: SkillKey, entry: SkillEntry, record: EntryResource) -> bytes:
         """Bytes of a listed file: from the cache if they still hash to the entry, else fetched and verified."""
-        if self._cache is not None:
-            cached = self._cache.get(key.origin, record)
+        if self.cache is not None:
+            cached = self.cache.get(key.origin, record)
             if cached is not None:
                 return cached
         try:
@@ -112,8 +112,8 @@ class Reads:
         except VerificationError as err:
             await self.after_failure(key, entry, err)
             raise
-        if self._cache is not None:
-            self._cache.put(key.origin, record, data)
+        if self.cache is not None:
+            self.cache.put(key.origin, record, data)
         return data
 
     async def after_failure(self, key: SkillKey, held: SkillEntry, err: SkillwireError) -> None:
@@ -144,7 +144,7 @@ class Reads:
         (or `limits.max_read_bytes`, if lower). Each answer may take only what is left of the total, and is
         cut off on the wire past that.
         """
-        budget = min(MAX_TOTAL_BYTES, self._limits.max_read_bytes)
+        budget = min(MAX_TOTAL_BYTES, self.limits.max_read_bytes)
         used = server.dynamic_bytes.get(entry.uri, 0)
         try:
             data = await server.read(uri, budget - used)
