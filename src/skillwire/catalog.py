@@ -34,7 +34,7 @@ from urllib.parse import unquote
 from skillwire.errors import SkillwireError
 from skillwire.manifest import Skill, SkillFile
 from skillwire.mime import DIRECTORY_MIME_TYPE
-from skillwire.uri import directory_uri
+from skillwire.uri import directory_uri, enclosing_skill_uris
 
 T = TypeVar("T")
 
@@ -249,35 +249,12 @@ class Catalog(BrowsableCatalog):
 
         `among`: only skills whose URI it holds are considered (and none other is built).
         """
-        if among is not None:
-            return tuple(self._get(u) for u in self.skill_uris_enclosing(uri, among))
-        found = []  # the unscoped path of every read: kept as lean as it was
-        skills = self._skills
-        scheme, sep, path = uri.partition("://")
-        if not sep:
-            return ()
-        head = scheme + sep
-        while path:
-            candidate = f"{head}{path}/SKILL.md"
-            if candidate in skills:
-                found.append(self._get(candidate))
-            path = path.rpartition("/")[0]
-        return tuple(found)
+        return tuple(self._get(u) for u in self.skill_uris_enclosing(uri, among))
 
     def skill_uris_enclosing(self, uri: str, among: Container[str] | None = None) -> tuple[str, ...]:
         """`skills_enclosing` by URI, without building any skill."""
-        found = []
-        skills = self._skills if among is None else among
-        scheme, sep, path = uri.partition("://")
-        if not sep:
-            return ()
-        head = scheme + sep
-        while path:
-            candidate = f"{head}{path}/SKILL.md"
-            if candidate in skills and candidate in self._skills:
-                found.append(candidate)
-            path = path.rpartition("/")[0]
-        return tuple(found)
+        skills = self._skills
+        return tuple(u for u in enclosing_skill_uris(uri) if u in skills and (among is None or u in among))
 
     def skills_page(self, cursor: str | None, limit: int) -> Page[Skill]:
         """A page of skills after `cursor`, in URI order."""
