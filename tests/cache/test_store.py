@@ -16,6 +16,7 @@ import pytest
 from skillwire.cache import MARKER_NAME, CacheError, CacheLocationRefused, SkillCache, default_root, location_problem
 from skillwire.errors import DigestMismatch, InvalidSkillUri, SizeMismatch
 from skillwire.host.entry import EntryResource
+from tests.support.victims import snapshot, victim_folder
 
 LABEL = "docs-server"
 URI = "skill://pdf-processing/templates/invoice.md"
@@ -304,19 +305,6 @@ def test_origin_of_refuses_paths_it_did_not_make(cache: SkillCache, tmp_path: Pa
 FREEZE_TIMEOUT_S = 15.0
 
 
-def _victim(tmp_path: Path) -> Path:
-    """A folder outside the cache holding files named like cached ones: nothing may read, write or delete them."""
-    victim = tmp_path / "victim"
-    victim.mkdir()
-    (victim / "invoice.md").write_bytes(b"the victim's own invoice.md\n")
-    (victim / "a.md").write_bytes(b"the victim's own a.md\n")
-    return victim
-
-
-def _snapshot(folder: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
-
-
 def _call_or_unfreeze(fifo: Path, call: Callable[[], object]) -> object:
     """Run `call` in a thread; if it is still blocked after FREEZE_TIMEOUT_S, open the FIFO's write end to free it
     (so a frozen cache fails this test instead of hanging the suite) and fail."""
@@ -349,14 +337,14 @@ def test_a_directory_symlink_planted_in_the_cache_is_never_followed(cache: Skill
     resource = record(URI, DATA)
     cache.put(LABEL, resource, DATA)
     templates = cache.path_for(LABEL, URI).parent
-    victim = _victim(tmp_path)
-    before = _snapshot(victim)
+    victim = victim_folder(tmp_path)
+    before = snapshot(victim)
     shutil.rmtree(templates)
     templates.symlink_to(victim, target_is_directory=True)
     assert cache.get(LABEL, resource) is None
-    assert _snapshot(victim) == before
+    assert snapshot(victim) == before
     cache.put(LABEL, resource, DATA)  # the host's refetch
-    assert _snapshot(victim) == before
+    assert snapshot(victim) == before
     assert not templates.is_symlink()
     assert templates.is_dir()
     assert cache.get(LABEL, resource) == DATA
@@ -365,8 +353,8 @@ def test_a_directory_symlink_planted_in_the_cache_is_never_followed(cache: Skill
 def test_a_label_folder_planted_as_a_symlink_is_replaced_not_followed(cache: SkillCache, tmp_path: Path) -> None:
     """Issue 9 hole 6: the link can sit at any depth, the server's own folder included; removing the server
     removes the link, never the victim's files."""
-    victim = _victim(tmp_path)
-    before = _snapshot(victim)
+    victim = victim_folder(tmp_path)
+    before = snapshot(victim)
     cache.put("other", record(URI, DATA), DATA)  # makes the root
     label_folder = cache.root / LABEL
     label_folder.symlink_to(victim, target_is_directory=True)
@@ -379,7 +367,7 @@ def test_a_label_folder_planted_as_a_symlink_is_replaced_not_followed(cache: Ski
     cache.remove_origin(LABEL)
     assert not label_folder.exists()
     assert not label_folder.is_symlink()
-    assert _snapshot(victim) == before
+    assert snapshot(victim) == before
 
 
 def test_a_fifo_planted_at_a_cached_path_is_a_miss_not_a_freeze(cache: SkillCache) -> None:
@@ -431,14 +419,14 @@ def test_a_cache_root_swapped_for_a_symlink_is_refused(tmp_path: Path, home: Pat
     cache = SkillCache(tmp_path / "cache")
     resource = record(URI, DATA)
     cache.put(LABEL, resource, DATA)
-    victim = _victim(tmp_path)
-    before = _snapshot(victim)
+    victim = victim_folder(tmp_path)
+    before = snapshot(victim)
     shutil.rmtree(cache.root)
     cache.root.symlink_to(victim, target_is_directory=True)
     assert cache.get(LABEL, resource) is None
     with pytest.raises(CacheError):
         cache.put(LABEL, resource, DATA)
-    assert _snapshot(victim) == before
+    assert snapshot(victim) == before
 
 
 def test_a_folder_planted_at_a_cached_path_is_removed_without_following_what_it_holds(
@@ -448,8 +436,8 @@ def test_a_folder_planted_at_a_cached_path_is_removed_without_following_what_it_
     folders, is a miss; put removes it by file descriptor (the link itself, never the victim's files) and writes."""
     resource = record(URI, DATA)
     path = cache.path_for(LABEL, URI)
-    victim = _victim(tmp_path)
-    before = _snapshot(victim)
+    victim = victim_folder(tmp_path)
+    before = snapshot(victim)
     cache.put(LABEL, resource, DATA)
     path.unlink()
     (path / "deep" / "er").mkdir(parents=True)
@@ -459,4 +447,4 @@ def test_a_folder_planted_at_a_cached_path_is_removed_without_following_what_it_
     assert _call_or_unfreeze(path / "deep" / "pipe", lambda: cache.get(LABEL, resource)) is None
     assert _call_or_unfreeze(path / "deep" / "pipe", lambda: cache.put(LABEL, resource, DATA)) is None
     assert cache.get(LABEL, resource) == DATA
-    assert _snapshot(victim) == before
+    assert snapshot(victim) == before

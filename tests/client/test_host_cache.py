@@ -21,6 +21,7 @@ import pytest
 from skillwire.cache import MARKER_NAME, SkillCache
 from tests.support import hostile as h
 from tests.support.servers import EXAMPLE_SKILLS, HttpServer, http_server, run_skillwire
+from tests.support.victims import snapshot, victim_folder
 
 HOSTILE = f"{sys.executable} -m tests.support.hostile"
 INVOICE = "skill://pdf-processing/templates/invoice.md"
@@ -50,18 +51,6 @@ def _read_invoice(server: HttpServer, cache_dir: Path) -> subprocess.CompletedPr
     )  # fmt: skip
 
 
-def _victim(tmp_path: Path) -> Path:
-    victim = tmp_path / "victim"
-    victim.mkdir()
-    (victim / "invoice.md").write_bytes(b"the victim's own invoice.md\n")
-    (victim / "a.md").write_bytes(b"the victim's own a.md\n")
-    return victim
-
-
-def _snapshot(folder: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
-
-
 def test_a_skill_md_whose_frontmatter_check_failed_never_lands_in_the_cache(tmp_path: Path) -> None:
     """Issue 9 hole 6: the hostile server's SKILL.md matches its digest but not the entry's frontmatter; the host
     refuses it, and the refused bytes must not stay on disk (they were cached after the digest check, before the
@@ -89,13 +78,13 @@ def test_a_directory_symlink_planted_in_the_cache_cannot_make_a_refetch_touch_fi
     assert first.returncode == 0, first.stderr
     templates = SkillCache(cache_dir).path_for("docs", INVOICE).parent
     assert (templates / "invoice.md").read_text(encoding="utf-8") == INVOICE_TEXT
-    victim = _victim(tmp_path)
-    before = _snapshot(victim)
+    victim = victim_folder(tmp_path)
+    before = snapshot(victim)
     shutil.rmtree(templates)
     templates.symlink_to(victim, target_is_directory=True)
 
     again = _read_invoice(docs, cache_dir)
-    assert _snapshot(victim) == before
+    assert snapshot(victim) == before
     assert again.returncode == 0, again.stderr
     assert INVOICE_TEXT in again.stdout
     assert not templates.is_symlink()
