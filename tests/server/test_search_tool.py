@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -139,3 +140,31 @@ def test_bad_arguments_are_a_tool_error_the_model_can_read(scoped: HttpServer) -
     unknown = call(scoped, token, "tools/call", {"name": "nope", "arguments": {}})
     assert unknown["error"]["code"] == -32602
     assert json.dumps(unknown).count("Traceback") == 0
+
+
+def test_the_tool_follows_the_served_folder_as_it_changes(tmp_path: Path) -> None:
+    """Hot reload: a re-described skill is found by its new words, a removed one is never named again."""
+    root = tmp_path / "skills"
+    for name, description in (("charts", "Plot data as bar charts"), ("notes", "Summarise a meeting")):
+        (root / name).mkdir(parents=True)
+        (root / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\n")
+    with http_server([root], "--search-tool") as server:
+
+        def found(query: str) -> list[str]:
+            return [s["uri"] for s in search(server, "no-token-needed", query=query)["structuredContent"]["skills"]]
+
+        assert found("kubernetes") == []
+        (root / "charts" / "SKILL.md").write_text("---\nname: charts\ndescription: Deploy to kubernetes\n---\n")
+        _until(lambda: found("kubernetes") == ["skill://charts/SKILL.md"])
+        assert found("meeting") == ["skill://notes/SKILL.md"]
+        (root / "notes" / "SKILL.md").unlink()
+        (root / "notes").rmdir()
+        _until(lambda: found("meeting") == [])
+
+
+def _until(done: Callable[[], bool], timeout: float = 15.0) -> None:
+    """Wait for the server's watcher to publish a change (a freeze bound, not a speed assertion)."""
+    deadline = time.monotonic() + timeout
+    while not done():
+        assert time.monotonic() < deadline, "the search tool did not follow the served folder"
+        time.sleep(0.1)

@@ -29,6 +29,7 @@ from mcp_types import (
 )
 
 from skillwire.catalog import Catalog
+from skillwire.manifest import Skill
 from skillwire.search import SearchIndex, skill_document
 from skillwire.server.extension import SkillsExtension
 from skillwire.wire import INVALID_PARAMS
@@ -92,7 +93,7 @@ class SkillSearch:
     def __init__(self, extension: SkillsExtension) -> None:
         self.extension = extension
         self._index = SearchIndex()
-        self._indexed: dict[str, tuple[str, str, str]] = {}  # skill uri -> (name, description, other) indexed
+        self._indexed: dict[str, Skill] = {}  # skill uri -> the skill object its document was made from
         self._follow(extension.service.catalog)
         extension.service.on_change(self._follow)
 
@@ -127,20 +128,23 @@ class SkillSearch:
             wanted = len(self._index)  # the caller's scope hid most hits: look through everything once
 
     def _follow(self, catalog: Catalog) -> None:
-        """Re-index the skills of a new snapshot whose listing text changed; drop those that are gone."""
-        current = {}
-        for skill in catalog.skills:
-            document = skill_document(
-                skill.uri, skill.uri, skill.name, str(skill.frontmatter.get("description", "")), skill.frontmatter
-            )
-            current[skill.uri] = document
-        for uri in self._indexed.keys() - current.keys():
+        """Re-index the skills of a new snapshot that are not the very objects already indexed; drop those gone.
+
+        A rebuild keeps the `Skill` objects it did not touch, so after an edit this re-indexes the edited skills only.
+        """
+        indexed = self._indexed
+        changed = []
+        for uri in catalog.skill_uris:
+            skill = catalog.skill(uri)
+            if skill is None or indexed.get(uri) is skill:
+                continue
+            description = str(skill.frontmatter.get("description", ""))
+            changed.append(skill_document(uri, uri, skill.name, description, skill.frontmatter))
+            indexed[uri] = skill
+        for uri in indexed.keys() - set(catalog.skill_uris):
             self._index.remove(uri)
-            del self._indexed[uri]
-        changed = [d for uri, d in current.items() if self._indexed.get(uri) != (d.name, d.description, d.other)]
+            del indexed[uri]
         self._index.update(changed)
-        for document in changed:
-            self._indexed[str(document.key)] = (document.name, document.description, document.other)
 
     async def _list_tools(self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None) -> Any:
         return ListToolsResult(tools=[TOOL])
