@@ -1,21 +1,23 @@
-"""Relevance search over skill listings: BM25 with field weights, stemming, and an exact-name match first.
+"""The search index: BM25 with field weights and stand-ins, an exact-name match first, changed one skill at a time.
 
 A `SearchIndex` holds documents (a key, a name, a description, other text) and answers `search(query, limit)`
 with the best keys by score. It changes one document at a time (`put`, `remove`), so a host keeps it current as
 listings change instead of rebuilding it per query. Pure: no I/O, no clock; ties break on the key, so the same
 documents and query always give the same answer.
 
-Scoring: words are case-folded, split on anything that is not a letter or digit (so `pdf-processing` is `pdf` and
-`processing`), stripped of common English stop words and stemmed (Snowball, so "invoices" finds "invoice"). A
-document's score is BM25 over its weighted term frequencies (the name counts 4x, the description 1x, other text
-0.5x). A query that is a document's whole name (ignoring case, spaces and hyphens) puts that document first.
+Scoring: a query's terms (`_text.terms`: stop words dropped, Snowball stems) are matched against a document's
+weighted term frequencies (the name counts 4x, the description 1x, other text 0.5x) by BM25. Each query term
+scores the better of its own match and its stand-in's (`_related`: a word the catalog keeps writing beside it,
+weighed down), so "compose release notes" finds the skill that says "draft" and never "compose". A query that is
+a document's whole name (ignoring case, spaces and hyphens) puts that document first.
 
 Speed: each term's postings are kept with their BM25 impact; a frequent term (in more than `_TOP` documents) is
 scanned only over its `_TOP` highest-impact documents (kept sorted, re-sorted only after it changes), and the best
 candidates are then re-scored exactly from each document's own terms. A query costs O(rare postings + _TOP x
-frequent terms), not O(catalog). Indexing remembers each word's term (a catalog repeats its words; bounded), and
-memory is kept small: 32-bit ids in arrays, no per-name set for the usual one skill per name (about 740 bytes a
-skill at 100,000 generated skills, `python -m bench.search`).
+frequent terms), not O(catalog); stand-ins are learned from at most `_RELATED_BUDGET` documents a query and
+remembered until the index changes. Indexing remembers each word's term (a catalog repeats its words; bounded),
+and memory is kept small: 32-bit ids in arrays, no per-name set for the usual one skill per name
+(`python -m bench.search` prints bytes a skill at 100,000 generated skills).
 
     index = SearchIndex()
     index.put(Document(("docs", "skill://pdf/SKILL.md"), "pdf", "Fill and merge PDF files"))
@@ -26,15 +28,13 @@ from __future__ import annotations
 
 import heapq
 import math
-import re
-import unicodedata
 from array import array
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any
 
-import snowballstemmer
+from skillwire.search._related import MAX_DOCUMENTS, RELATED_WEIGHT, SUPPORT, stand_ins
+from skillwire.search._text import STOP_WORDS, Document, name_key, stem, terms, words
 
 NAME_WEIGHT = 4.0
 DESCRIPTION_WEIGHT = 1.0
@@ -45,12 +45,9 @@ _B = 0.75
 _TOP = 2_000  # postings scanned per frequent term
 _RESCORE = 4  # candidates re-scored exactly: limit x this
 _WORDS_REMEMBERED = 200_000  # distinct words whose term id an index remembers (bounds memory on hostile text)
+_RELATED_BUDGET = 100_000  # terms a query may read to learn its terms' stand-ins (rarest terms first)
+_RELATED_REMEMBERED = 20_000  # terms whose stand-ins are remembered between changes
 MAX_QUERY_TERMS = 32  # a longer query keeps its first 32 distinct terms (a conversation used as a query)
-_WORD = re.compile(r"[^\W_]+")
-_STOP_TEXT = """a an and are as at be by can do does for from how i if in into is it its me my of on or our should so
-that the their them then there these this to use used uses using via was we what when where which while who why will
-with you your"""
-STOP_WORDS = frozenset(_STOP_TEXT.split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,36 +58,8 @@ class SearchHit:
     score: float
 
 
-@lru_cache(maxsize=1)
-def _stemmer() -> snowballstemmer.stemmer:
-    return snowballstemmer.stemmer("english")
-
-
-@lru_cache(maxsize=65_536)
-def _stem(word: str) -> str:
-    if len(word) <= 3 or not word.isalpha():  # numbers, versions, codes: no English suffix to strip
-        return word
-    stem: str = _stemmer().stemWord(word)
-    return stem
-
-
-def terms(text: str) -> list[str]:
-    """The index terms of `text`: case-folded words, stop words dropped, each stemmed (repeats kept)."""
-    return [_stem(word) for word in _words(text) if word not in STOP_WORDS]
-
-
-def _words(text: str) -> list[str]:
-    folded = unicodedata.normalize("NFKC", text).casefold() if not text.isascii() else text.lower()
-    return _WORD.findall(folded)
-
-
 def _ids(named: int | tuple[int, ...]) -> tuple[int, ...]:
     return (named,) if isinstance(named, int) else named
-
-
-def name_key(text: str) -> str:
-    """`text` as a name is compared: case-folded letters and digits only (`PDF Processing` = `pdf-processing`)."""
-    return "".join(_WORD.findall(unicodedata.normalize("NFKC", text).casefold()))
 
 
 @dataclass(slots=True)
@@ -103,29 +72,6 @@ class _Term:
     order: tuple[array[int], array[float]] | None = None  # the best postings, best first; None: stale
 
 
-def skill_document(key: Hashable, uri: str, name: str, description: str, frontmatter: Mapping[str, Any]) -> Document:
-    """A skill as search indexes it: name, description, and as other text the words of its path (from its SKILL.md
-    `uri`) and the other string values of its frontmatter (metadata values, compatibility, tags, ...), bounded."""
-    other = [uri.split("://", 1)[-1].removesuffix("SKILL.md"), *_strings(frontmatter, skip=("name", "description"))]
-    return Document(key, name, description, " ".join(other)[:OTHER_CHARS])
-
-
-OTHER_CHARS = 2_000  # other frontmatter text indexed per skill, at most
-
-
-def _strings(value: Any, skip: Sequence[str] = (), depth: int = 0) -> list[str]:
-    """The string values in frontmatter, depth-first, at most four levels down."""
-    if isinstance(value, str):
-        return [value]
-    if depth > 3:
-        return []
-    if isinstance(value, Mapping):
-        return [text for key, item in value.items() if key not in skip for text in _strings(item, depth=depth + 1)]
-    if isinstance(value, list | tuple):
-        return [text for item in value for text in _strings(item, depth=depth + 1)]
-    return []
-
-
 @dataclass(frozen=True, slots=True)
 class _Doc:
     key: Hashable
@@ -133,16 +79,6 @@ class _Doc:
     length: float  # the sum of its weighted term frequencies
     term_ids: array[int]  # one per distinct term (32-bit ids: 4 bytes each)
     tfs: array[float]  # weighted frequency of each, in the same order
-
-
-@dataclass(frozen=True, slots=True)
-class Document:
-    """What is indexed of one skill: listing data only (the spec forbids fetching content ahead of need)."""
-
-    key: Hashable
-    name: str
-    description: str
-    other: str = ""
 
 
 class SearchIndex:
@@ -157,6 +93,8 @@ class SearchIndex:
         self._terms: list[_Term] = []
         self._names: dict[str, int | tuple[int, ...]] = {}  # name key -> its document (a tuple when several)
         self._word_terms: dict[str, int] = {}  # a word as written -> its term id (-1: a stop word)
+        self._term_names: list[str] = []  # term id -> the term
+        self._related: dict[int, tuple[int, tuple[tuple[int, float], ...] | None]] = {}  # term -> cost, stand-ins
         self._next = 0
         self._length_sum = 0.0
         self._avg_used = 0.0  # the average length the stored impacts were computed with
@@ -192,6 +130,7 @@ class SearchIndex:
             prepared.append(_Doc(document.key, name_key(document.name), length, ids, array("f", weighted.values())))
         if not prepared:
             return
+        self._related.clear()  # stand-ins follow the catalog
         average = self._length_sum / (len(self._docs) + len(prepared))
         drifted = not self._avg_used or abs(average - self._avg_used) > 0.25 * self._avg_used
         if drifted:
@@ -214,6 +153,7 @@ class SearchIndex:
         if doc_id is None:
             return False
         doc = self._docs.pop(doc_id)
+        self._related.clear()
         self._length_sum -= doc.length
         others = tuple(other for other in _ids(self._names[doc.name]) if other != doc_id)
         if not others:
@@ -236,42 +176,99 @@ class SearchIndex:
         """The `limit` best documents for `query`, best first (ties: by key); [] for a query with no terms."""
         if limit <= 0 or not self._docs:
             return []
-        wanted = list(dict.fromkeys(terms(query)))[:MAX_QUERY_TERMS]
-        weights = {
-            term_id: self._idf(self._terms[term_id].live)
-            for term in wanted
+        asked = [
+            (term_id, self._idf(self._terms[term_id].live))
+            for term in list(dict.fromkeys(terms(query)))[:MAX_QUERY_TERMS]
             if (term_id := self._term_ids.get(term)) is not None and self._terms[term_id].live
-        }
+        ]
+        uses = self._uses(asked)
         named = self._names.get(name_key(query)) if name_key(query) else None
         exact = set(_ids(named)) if named is not None else set()
         scores: dict[int, float] = dict.fromkeys(exact, 0.0)
         get, alive = scores.get, self._docs
-        for term_id, idf in weights.items():
+        for term_id, slots in uses.items():
+            weight = sum(w for _, w in slots)  # at least its share of the exact score below: a bound to shortlist by
             entry = self._terms[term_id]
             docs, impacts = self._best(entry)
             if entry.live == len(entry.docs):  # no removed document in this term's postings
                 for doc_id, impact in zip(docs, impacts, strict=True):
-                    scores[doc_id] = get(doc_id, 0.0) + idf * impact
+                    scores[doc_id] = get(doc_id, 0.0) + weight * impact
             else:
                 for doc_id, impact in zip(docs, impacts, strict=True):
                     if doc_id in alive:
-                        scores[doc_id] = get(doc_id, 0.0) + idf * impact
+                        scores[doc_id] = get(doc_id, 0.0) + weight * impact
         if not scores:
             return []
         shortlist = heapq.nlargest(limit * _RESCORE + len(exact), scores.items(), key=lambda item: item[1])
         hits = []
         for doc_id, _ in shortlist:  # exact scores: a frequent term's share may lie beyond its scanned top
             doc = self._docs[doc_id]
-            score = sum(
-                weights[t] * self._impact(tf, doc.length)
-                for t, tf in zip(doc.term_ids, doc.tfs, strict=True)
-                if t in weights
-            )
-            hits.append(SearchHit(doc.key, score + (EXACT_NAME_BONUS if doc_id in exact else 0.0)))
+            best = [0.0] * len(asked)  # each query term scores its own match or its stand-in's, the better one
+            for t, tf in zip(doc.term_ids, doc.tfs, strict=True):
+                scored = uses.get(t)
+                if scored is not None:
+                    impact = self._impact(tf, doc.length)
+                    for slot, weight in scored:
+                        best[slot] = max(best[slot], weight * impact)
+            hits.append(SearchHit(doc.key, sum(best) + (EXACT_NAME_BONUS if doc_id in exact else 0.0)))
         hits.sort(key=lambda hit: (-hit.score, repr(hit.key)))
         return hits[:limit]
 
+    def stand_ins(self, term: str) -> list[tuple[str, float]]:
+        """The terms standing in for `term` (a term as `terms` gives it), best first, with their shares."""
+        term_id = self._term_ids.get(term)
+        if term_id is None:
+            return []
+        if not SUPPORT <= self._terms[term_id].live <= MAX_DOCUMENTS:
+            return []
+        return [(self._term_names[other], share) for other, share in self._stand_ins_of(term_id, _RELATED_BUDGET)[1]]
+
     # -- internals -------------------------------------------------------------------------------------------------
+
+    def _uses(self, asked: list[tuple[int, float]]) -> dict[int, list[tuple[int, float]]]:
+        """For each term to look up: the query terms (slots) it scores for and its weight in each.
+
+        A query term scores with its idf; its best stand-in not asked for itself with that idf times RELATED_WEIGHT
+        times its share. Stand-ins are learned for the rarest query terms first while the terms their documents
+        hold fit in `_RELATED_BUDGET` (charged whether or not remembered: the answer never depends on the past).
+        """
+        uses: dict[int, list[tuple[int, float]]] = {}
+        for slot, (term_id, idf) in enumerate(asked):
+            uses.setdefault(term_id, []).append((slot, idf))
+        budget, asked_ids = _RELATED_BUDGET, {term_id for term_id, _ in asked}
+        for slot in sorted(range(len(asked)), key=lambda i: (self._terms[asked[i][0]].live, i)):
+            term_id, idf = asked[slot]
+            if not SUPPORT <= self._terms[term_id].live <= MAX_DOCUMENTS:
+                continue
+            cost, found = self._stand_ins_of(term_id, budget)
+            budget -= cost
+            for other, share in found if budget >= 0 else ():
+                if other not in asked_ids:
+                    uses.setdefault(other, []).append((slot, idf * RELATED_WEIGHT * share))
+                    break
+            budget = max(budget, 0)
+        return uses
+
+    def _stand_ins_of(self, term_id: int, budget: int) -> tuple[int, tuple[tuple[int, float], ...]]:
+        """What learning `term_id`'s stand-ins costs (terms read), and them if that is within `budget`."""
+        known = self._related.get(term_id)
+        if known is not None and (known[1] is not None or known[0] > budget):
+            return known[0], known[1] or ()
+        entry, docs = self._terms[term_id], self._docs
+        held = [doc.term_ids for doc_id in entry.docs if (doc := docs.get(doc_id)) is not None]
+        cost = sum(map(len, held))
+        found: tuple[tuple[int, float], ...] | None = None
+        if cost <= budget:
+            together = Counter[int]()
+            for ids in held:
+                together.update(ids)
+            del together[term_id]
+            terms_ = self._terms
+            found = stand_ins(len(held), together, lambda t: terms_[t].live, len(docs), self._term_names.__getitem__)
+        if len(self._related) >= _RELATED_REMEMBERED:
+            self._related.clear()
+        self._related[term_id] = (cost, found)
+        return cost, found or ()
 
     def _impact(self, tf: float, length: float) -> float:
         return tf * (_K1 + 1) / (tf + _K1 * (1 - _B + _B * length / self._avg_used))
@@ -282,19 +279,20 @@ class SearchIndex:
 
     def _term_ids_of(self, text: str) -> list[int]:
         """`terms(text)` as term ids (new terms get one), each word's term remembered: a catalog repeats its words."""
-        known, words = self._word_terms, _words(text)
-        for word in set(words).difference(known):
-            found = -1 if word in STOP_WORDS else self._term_id(_stem(word))
+        known, written = self._word_terms, words(text)
+        for word in set(written).difference(known):
+            found = -1 if word in STOP_WORDS else self._term_id(stem(word))
             if len(known) >= self._words_remembered:  # hostile or huge vocabularies: look the rest up word by word
                 return [self._term_id(term) for term in terms(text)]
             known[word] = found
-        return [found for found in map(known.__getitem__, words) if found >= 0]
+        return [found for found in map(known.__getitem__, written) if found >= 0]
 
     def _term_id(self, term: str) -> int:
         found = self._term_ids.get(term)
         if found is None:
             found = self._term_ids[term] = len(self._terms)
             self._terms.append(_Term(array("i"), array("f")))
+            self._term_names.append(term)
         return found
 
     def _post(self, doc_id: int, doc: _Doc) -> None:
