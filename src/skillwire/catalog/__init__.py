@@ -26,24 +26,10 @@ The package, one seam per module (everything callers need is importable from her
     _paging       keyset pages and the opaque cursors every listing hands out
 """
 
-from skillwire.catalog._snapshot import (
-    BrowsableCatalog,
-    Catalog,
-    DirectoryChild,
-    FileContent,
-    GeneratedContent,
-    InvalidCursor,
-    Locator,
-    Page,
-    Refusal,
-    ServedFile,
-    StampedContent,
-    decode_cursor,
-    directory_tree,
-    duplicate_names,
-    encode_cursor,
-    paginate,
-)
+from skillwire.catalog._directories import DirectoryChild, directory_tree
+from skillwire.catalog._paging import InvalidCursor, Page, decode_cursor, encode_cursor, paginate
+from skillwire.catalog._served import FileContent, GeneratedContent, Refusal, ServedFile, StampedContent
+from skillwire.catalog._snapshot import BrowsableCatalog, Catalog, Locator, duplicate_names
 
 __all__ = [
     "BrowsableCatalog",

@@ -1,150 +1,21 @@
-"""An immutable snapshot of everything a server publishes, with keyset pagination.
+"""The catalog itself: an immutable snapshot of the skills a server publishes, looked up by exact URI.
 
-A catalog is built once (by a source such as `sources.filesystem`) and never
-changed: a reload builds a new catalog and swaps the reference, so a request
-sees one consistent snapshot. Lookups are exact matches on canonical URIs,
-which is what keeps a request from naming anything the catalog did not publish.
-
-What a directory is (Directory Resources: "every directory level is a directory
-resource"): inside a skill, its root and every folder in it that is not ignored,
-whether it holds files, only ignored files or nothing (`Skill.folders`; an empty
-one reads as `resources: []`); above the skills, every prefix level of a skill
-path (`skill://acme` when `skill://acme/billing/SKILL.md` is served), listing the
-next level down. Prefix levels are found by bisecting the sorted skill URIs, so
-they cost no memory and a page costs O(page size x log skills). The scheme root
-(`skill://`) is no directory: `skills/list` enumerates the skills.
-
-    catalog = Catalog(skills, refusals)
-    page = catalog.skills_page(cursor=None, limit=50)
-    catalog.children_page("skill://pdf-processing/templates", cursor=None, limit=50)
+A reload builds a new catalog and swaps the reference, so a request sees one consistent snapshot; skills may be
+built on first use (`Catalog.deferred`) so a large catalog starts fast.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
-from abc import ABC, abstractmethod
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
 from urllib.parse import unquote
 
-from skillwire.errors import SkillwireError
+from skillwire.catalog._directories import DirectoryChild, directory_tree, is_prefix_level, prefix_children
+from skillwire.catalog._paging import Page, paginate
+from skillwire.catalog._served import FileContent, Refusal, ServedFile
 from skillwire.manifest import Skill, SkillFile
-from skillwire.mime import DIRECTORY_MIME_TYPE
-from skillwire.uri import directory_uri, enclosing_skill_uris
-
-T = TypeVar("T")
-
-
-class InvalidCursor(SkillwireError):
-    """A pagination cursor that this server did not hand out (or for another listing)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Refusal:
-    """Why something under a root is not served: where, which rule, and a readable reason.
-
-    `skill` is True when a whole skill was left out, False for a skipped path
-    (for example a dangling link outside any skill).
-    """
-
-    path: str
-    rule: str
-    message: str
-    line: int | None = None
-    skill: bool = True
-
-    def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line is not None else self.path
-        return f"{where}: {self.message} [{self.rule}]"
-
-
-@dataclass(frozen=True, slots=True)
-class DirectoryChild:
-    """A direct child of a directory resource: a file or a subdirectory."""
-
-    uri: str
-    name: str
-    mime_type: str
-    is_directory: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Page(Generic[T]):
-    """One page of a listing and the opaque cursor for the next, if any."""
-
-    items: tuple[T, ...]
-    next_cursor: str | None
-
-
-class FileContent(Protocol):
-    """How to read the bytes of one served file, as its source indexed it (a path, a blob, bytes in memory)."""
-
-    def read(self, limit: int) -> bytes | None:
-        """At most `limit` + 1 bytes of the file; None when it can no longer be read as what was indexed (gone,
-        no longer a regular file, moved out of its root). Bytes that changed are returned: the caller checks the
-        digest. Blocks at most as long as reading `limit` bytes takes (never waits on a FIFO or a lock)."""
-        ...
-
-
-class StampedContent(ABC):
-    """A `FileContent` that can tell, without reading, whether its file is still the one it last read.
-
-    A stamp is an int that changes whenever the stored bytes may have (a file's device, inode, size, mtime and
-    ctime, hashed). It is what lets the server keep the verified bytes of a hot file in memory instead of
-    reading and hashing them again on every request (`server/read_cache.py`). A base class rather than a
-    Protocol for the reason `GeneratedContent` gives: the server asks `isinstance` on every read.
-    """
-
-    __slots__ = ()
-
-    @abstractmethod
-    def read(self, limit: int) -> bytes | None:
-        """As `FileContent.read`."""
-
-    @abstractmethod
-    def read_stamped(self, limit: int) -> tuple[bytes | None, int | None]:
-        """`read(limit)`, and the stamp the file had before its bytes were read; None for the stamp when it cannot
-        vouch for them (it changed too recently: timestamps are coarser than writes)."""
-
-    @abstractmethod
-    def stamp(self) -> int | None:
-        """The file's stamp now, reading no content (None if it cannot be had); equal stamps mean equal bytes."""
-
-
-class GeneratedContent(ABC):
-    """A generated (dynamic) skill's file: its bytes are produced when it is read, and no digest binds them.
-
-    The server calls `generate` instead of `read` (there are no indexed bytes to read). A base class rather than a
-    Protocol: the server asks `isinstance` on every read, which costs a Protocol's attribute walk (tens of
-    microseconds) but a class check almost nothing.
-    """
-
-    __slots__ = ()
-
-    def read(self, limit: int) -> bytes | None:
-        return None
-
-    @abstractmethod
-    async def generate(self, limit: int) -> bytes:
-        """The file's bytes now, at most `limit` of them; `errors.GenerationError` when they cannot be produced
-        (the generator failed or took too long) or are more than `limit`. Never blocks the event loop."""
-
-
-@dataclass(frozen=True, slots=True)
-class ServedFile:
-    """A file the catalog serves: its manifest record, how to read its bytes, and the skills listing it.
-
-    A dynamic skill's file has a `GeneratedContent` and a record without digest or size.
-    """
-
-    file: SkillFile
-    content: FileContent
-    skills: tuple[str, ...]
-    is_skill_md: bool
+from skillwire.uri import enclosing_skill_uris
 
 
 class BrowsableCatalog:
@@ -169,7 +40,7 @@ class BrowsableCatalog:
 
     def files_page(self, cursor: str | None, limit: int) -> Page[ServedFile]:
         """A page of every served file, in URI order."""
-        keys, next_cursor = _page(self._all_file_uris(), cursor, limit, scope="resources")
+        keys, next_cursor = paginate(self._all_file_uris(), cursor, limit, scope="resources")
         served = (self.file(k) for k in keys)
         return Page(tuple(s for s in served if s is not None), next_cursor)
 
@@ -184,17 +55,17 @@ class BrowsableCatalog:
         tree = self._tree_of(uri)
         if tree is not None:
             return uri in tree
-        return _is_prefix_level(self.skill_uris, uri)
+        return is_prefix_level(self.skill_uris, uri)
 
     def children_page(self, uri: str, cursor: str | None, limit: int) -> Page[DirectoryChild]:
         """A page of the direct children of the directory at `uri` (which must be a directory)."""
         tree = self._tree_of(uri)
-        if tree is None and _is_prefix_level(self.skill_uris, uri):
-            return _prefix_children(self.skill_uris, uri, cursor, limit)
+        if tree is None and is_prefix_level(self.skill_uris, uri):
+            return prefix_children(self.skill_uris, uri, cursor, limit)
         if tree is None or uri not in tree:
             raise KeyError(uri)
         kids = tree[uri]
-        keys, next_cursor = _page([k.uri for k in kids], cursor, limit, scope="dir:" + uri)
+        keys, next_cursor = paginate([k.uri for k in kids], cursor, limit, scope="dir:" + uri)
         by_uri = {k.uri: k for k in kids}
         return Page(tuple(by_uri[k] for k in keys), next_cursor)
 
@@ -258,7 +129,7 @@ class Catalog(BrowsableCatalog):
 
     def skills_page(self, cursor: str | None, limit: int) -> Page[Skill]:
         """A page of skills after `cursor`, in URI order."""
-        keys, next_cursor = _page(self._skill_uris, cursor, limit, scope="skills")
+        keys, next_cursor = paginate(self._skill_uris, cursor, limit, scope="skills")
         return Page(tuple(self._get(k) for k in keys), next_cursor)
 
     # -- files -----------------------------------------------------------------------------------------------------
@@ -303,7 +174,7 @@ class Catalog(BrowsableCatalog):
         outer = enclosing[-1]
         tree = self._trees.get(outer.uri)
         if tree is None:
-            tree = self._trees[outer.uri] = _directories(self._skills_under(outer))
+            tree = self._trees[outer.uri] = directory_tree(self._skills_under(outer))
         return tree
 
     def _skills_under(self, outer: Skill) -> list[Skill]:
@@ -388,112 +259,3 @@ def duplicate_names(skill_uris: Iterable[str]) -> dict[str, tuple[str, ...]]:
         name = unquote(uri.rsplit("/", 2)[-2])
         by_name.setdefault(name, []).append(uri)
     return {name: tuple(uris) for name, uris in sorted(by_name.items()) if len(uris) > 1}
-
-
-def directory_tree(skills: Iterable[Skill]) -> dict[str, list[DirectoryChild]]:
-    """Each directory of `skills` (their roots and every folder in them) and its direct children, sorted."""
-    return _directories(skills)
-
-
-def paginate(keys: Sequence[str], cursor: str | None, limit: int, *, scope: str) -> tuple[Sequence[str], str | None]:
-    """The page of sorted `keys` after `cursor` (keyset pagination) and the cursor for the next page, if any."""
-    return _page(keys, cursor, limit, scope=scope)
-
-
-def _directories(skills: Iterable[Skill]) -> dict[str, list[DirectoryChild]]:
-    """Each directory of `skills` (their roots and every folder in them) and its direct children."""
-    children: dict[str, dict[str, DirectoryChild]] = {}
-    for skill in skills:
-        root = skill.root_uri
-        children.setdefault(root, {})
-        known = {root}  # folders of this skill already recorded, with every folder above them
-        for folder in skill.folders:
-            _add_folders(children, root, directory_uri(skill.skill_path, folder), known)
-        for f in skill.files:
-            uri = f.uri
-            parent, _, leaf = uri.rpartition("/")
-            if parent not in known:
-                _add_folders(children, root, parent, known)
-            kids = children[parent]
-            if uri not in kids:
-                name = unquote(leaf) if "%" in leaf else leaf
-                kids[uri] = DirectoryChild(uri, name, f.mime_type, False)
-    return {d: sorted(kids.values(), key=lambda c: c.uri) for d, kids in children.items()}
-
-
-def _add_folders(children: dict[str, dict[str, DirectoryChild]], root_uri: str, folder: str, known: set[str]) -> None:
-    """Record `folder` (a URI under `root_uri`) and every folder between it and the root as directory children."""
-    parent = root_uri
-    for part in folder[len(root_uri) + 1 :].split("/"):
-        uri = f"{parent}/{part}"
-        if uri not in known:
-            kids = children.setdefault(parent, {})
-            if uri not in kids:
-                name = unquote(part) if "%" in part else part
-                kids[uri] = DirectoryChild(uri, name, DIRECTORY_MIME_TYPE, True)
-            children.setdefault(uri, {})
-            known.add(uri)
-        parent = uri
-
-
-def _is_prefix_level(skill_uris: Sequence[str], uri: str) -> bool:
-    """True if `uri` (canonical, not inside a served skill) is a proper prefix of a served skill's path."""
-    head = uri + "/"
-    at = bisect_left(skill_uris, head)
-    return "://" in uri and at < len(skill_uris) and skill_uris[at].startswith(head)
-
-
-def _prefix_children(skill_uris: Sequence[str], uri: str, cursor: str | None, limit: int) -> Page[DirectoryChild]:
-    """A page of the next levels below the prefix level `uri`: each a directory (a skill root or a deeper prefix).
-
-    They come in the order of the sorted skill URIs (by child URI + "/"), found by skipping from one child to
-    the next with a bisect: nothing is built or kept, however many skills lie below. The cursor names the last
-    child handed out (keyset), so it stays meaningful across rebuilds, like every other cursor here.
-    """
-    head = uri + "/"
-    start = head if cursor is None else max(head, decode_cursor(cursor, "dir:" + uri) + "0")
-    at = bisect_left(skill_uris, start)  # every URI under "<child>/" sorts below "<child>0": "0" follows "/"
-    found: list[DirectoryChild] = []
-    while at < len(skill_uris) and len(found) <= limit:
-        below = skill_uris[at]
-        if not below.startswith(head):
-            break
-        segment = below[len(head) :].partition("/")[0]
-        child = head + segment
-        found.append(DirectoryChild(child, unquote(segment) if "%" in segment else segment, DIRECTORY_MIME_TYPE, True))
-        at = bisect_left(skill_uris, child + "0", at)
-    if len(found) > limit:
-        return Page(tuple(found[:limit]), encode_cursor("dir:" + uri, found[limit - 1].uri) if limit else None)
-    return Page(tuple(found), None)
-
-
-# Cursors are opaque to clients; inside they name the last key handed out (keyset
-# pagination), so a cursor stays meaningful when the catalog is rebuilt.
-_CURSOR_VERSION = 1
-
-
-def encode_cursor(scope: str, last_key: str) -> str:
-    raw = json.dumps({"v": _CURSOR_VERSION, "s": scope, "k": last_key}, separators=(",", ":"))
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str, scope: str) -> str:
-    """The last key named by `cursor`, or InvalidCursor if it is not one of ours for `scope`."""
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        data = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
-    except (ValueError, binascii.Error, UnicodeEncodeError):
-        raise InvalidCursor("Invalid cursor: not one this server handed out") from None
-    if not isinstance(data, dict) or data.get("v") != _CURSOR_VERSION or not isinstance(data.get("k"), str):
-        raise InvalidCursor("Invalid cursor: not one this server handed out")
-    if data.get("s") != scope:
-        raise InvalidCursor("Invalid cursor: it belongs to a different listing")
-    key: str = data["k"]
-    return key
-
-
-def _page(keys: Sequence[str], cursor: str | None, limit: int, *, scope: str) -> tuple[Sequence[str], str | None]:
-    start = 0 if cursor is None else bisect_right(keys, decode_cursor(cursor, scope))
-    chunk = keys[start : start + limit]
-    more = start + limit < len(keys)
-    return chunk, (encode_cursor(scope, chunk[-1]) if more and chunk else None)
