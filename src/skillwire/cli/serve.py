@@ -1,4 +1,4 @@
-"""`skillwire serve`: what the command does once its options are parsed (the parser is `cli/main.py`).
+"""`skillwire serve`: what the command does once its options are parsed (its options are `cli/source_options.py`).
 
 It opens the sources, prints what is served and refused (`print_summary`), checks the exposure rules, and serves
 stdio or streamable HTTP until stopped. Heavy imports stay inside `run_serve`: `skillwire --help` loads none.
