@@ -10,13 +10,7 @@ import argparse
 
 def positive_int(text: str) -> int:
     """--max-pages, --max-connections, ...: a whole number, 1 or more."""
-    try:
-        number = int(text)
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
-    return number
+    return _at_least(text, 1, "a positive whole number")
 
 
 def positive_float(text: str) -> float:
@@ -40,10 +34,14 @@ def page_size(text: str) -> int:
 
 def whole(text: str) -> int:
     """--ttl-ms, --read-cache-mb: a whole number, 0 or more."""
+    return _at_least(text, 0, "a whole number of 0 or more")
+
+
+def _at_least(text: str, low: int, what: str) -> int:
     try:
         number = int(text)
     except ValueError:
-        number = -1
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of 0 or more")
+        number = low - 1
+    if number < low:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}")
     return number
