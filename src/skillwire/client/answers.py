@@ -1,0 +1,143 @@
+"""The extension's requests as the client sends them, and the checks that turn a server's answers into values.
+
+An answer is hostile input: whatever the spec does not allow becomes `UnexpectedResponse` (the peer is wrong, not
+us), naming the method and the problem. Results keep every key the server sent, so the checks here name the fault.
+
+    result = await client.session.send_request(SkillsGetRequest(params=params), SkillsGetResult)
+    data = content_bytes(uri, read_result.contents)       # the one content item's bytes, or UnexpectedResponse
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from mcp_types import BlobResourceContents, PaginatedRequestParams, Request, Result, TextResourceContents
+from pydantic import ConfigDict, ValidationError
+
+from skillwire.errors import SkillwireError
+from skillwire.mime import DIRECTORY_MIME_TYPE
+from skillwire.wire import RESOURCES_READ, SkillsGetParams
+
+
+class UnexpectedResponse(SkillwireError):
+    """The server answered with something the spec does not allow (the peer is wrong, not us)."""
+
+    def __init__(self, method: str, reason: str, *, uri: str | None = None) -> None:
+        where = f" for {uri[:200]}" if uri else ""
+        super().__init__(f"{method}{where}: {reason}")
+        self.method = method
+        self.reason = reason
+        self.uri = uri
+
+
+@dataclass(frozen=True, slots=True)
+class DirectoryListingItem:
+    """One direct child from resources/directory/read: a file, or a directory (`mimeType: inode/directory`)."""
+
+    uri: str
+    name: str
+    mime_type: str | None = None
+    size: int | None = None
+    description: str | None = None
+
+    @property
+    def is_directory(self) -> bool:
+        return self.mime_type == DIRECTORY_MIME_TYPE
+
+
+# -- the extension's requests and results on the wire ------------------------------------------------------------------
+
+
+class SkillsListRequest(Request[PaginatedRequestParams | None, Literal["skills/list"]]):
+    method: Literal["skills/list"] = "skills/list"
+    params: PaginatedRequestParams | None = None
+
+
+class SkillsGetRequest(Request[SkillsGetParams, Literal["skills/get"]]):
+    method: Literal["skills/get"] = "skills/get"
+    params: SkillsGetParams
+
+
+class DirectoryReadRequestParams(PaginatedRequestParams):
+    uri: str
+
+
+class DirectoryReadRequest(Request[DirectoryReadRequestParams, Literal["resources/directory/read"]]):
+    method: Literal["resources/directory/read"] = "resources/directory/read"
+    params: DirectoryReadRequestParams
+
+
+class _OpenResult(Result):
+    """Keeps every key the server sent; fields are `Any` so the client checks them and names the problem."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class SkillsListResult(_OpenResult):
+    skills: Any = None
+    next_cursor: Any = None
+
+
+class SkillsGetResult(_OpenResult):
+    skill: Any = None
+
+
+class DirectoryReadResult(_OpenResult):
+    resources: Any = None
+    next_cursor: Any = None
+
+
+# -- checks ------------------------------------------------------------------------------------------------------------
+
+
+def content_bytes(uri: str, contents: Sequence[TextResourceContents | BlobResourceContents]) -> bytes:
+    """The bytes of the one content item a resources/read result must hold (for `uri`, and nothing else)."""
+    if len(contents) != 1:
+        raise UnexpectedResponse(RESOURCES_READ, f"expected one content item, got {len(contents)}", uri=uri)
+    item = contents[0]
+    if item.uri != uri:
+        raise UnexpectedResponse(RESOURCES_READ, f"the content item is for {item.uri[:200]!r}", uri=uri)
+    if isinstance(item, TextResourceContents):
+        try:
+            return item.text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise UnexpectedResponse(RESOURCES_READ, "text holds a lone surrogate (not UTF-8)", uri=uri) from None
+    assert isinstance(item, BlobResourceContents)
+    try:
+        return base64.b64decode(item.blob, validate=True)
+    except (binascii.Error, ValueError):
+        raise UnexpectedResponse(RESOURCES_READ, "blob is not valid base64", uri=uri) from None
+
+
+def directory_item(directory: str, raw: object) -> DirectoryListingItem | None:
+    """A child of `directory` from its wire form, or None if it is not a direct child with a uri."""
+    if not isinstance(raw, dict):
+        return None
+    uri = raw.get("uri")
+    prefix = directory + "/"
+    if not isinstance(uri, str) or not uri.startswith(prefix):
+        return None
+    tail = uri[len(prefix) :]
+    if tail in ("", ".", "..") or "/" in tail:
+        return None
+    name, mime, size, description = raw.get("name"), raw.get("mimeType"), raw.get("size"), raw.get("description")
+    return DirectoryListingItem(
+        uri=uri,
+        name=name if isinstance(name, str) else tail,
+        mime_type=mime if isinstance(mime, str) else None,
+        size=size if isinstance(size, int) and not isinstance(size, bool) and size >= 0 else None,
+        description=description if isinstance(description, str) else None,
+    )
+
+
+def first_error(err: ValidationError) -> str:
+    """Where a result failed the SDK's schema, and why, for an UnexpectedResponse."""
+    first = err.errors()[0] if err.errors() else None
+    if first is None:
+        return "does not match the schema"
+    where = ".".join(str(p) for p in first.get("loc", ())) or "(result)"
+    return f"{where}: {first.get('msg', 'invalid')}"
