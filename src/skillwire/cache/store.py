@@ -1,7 +1,9 @@
 """`SkillCache`: verified MCP skill files on disk, keyed by (host-assigned server label, uri).
 
 Security Considerations, "Cache integrity, cache isolation, and durable origin",
-and Lazy Retrieval. The rules and how this module meets each:
+and Lazy Retrieval. The rules and how the cache meets each (this module holds the
+cache and where its root may be; `layout.py` names the paths below the root,
+`disk.py` opens them without following a link):
 
 - "Hosts SHOULD cache verified skill content locally, populated on demand as files
   are read rather than in bulk." `put` takes one file, after a read, and verifies
@@ -54,18 +56,25 @@ and Lazy Retrieval. The rules and how this module meets each:
 
 from __future__ import annotations
 
-import contextlib
-import errno
-import hashlib
 import os
-import secrets
-import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from urllib.parse import unquote_to_bytes
 
+from skillwire.cache.disk import (
+    DIR_FLAGS,
+    clear,
+    enter_dir,
+    is_regular,
+    make_dirs,
+    open_root,
+    read_regular,
+    remove_file,
+    try_open_dir,
+    write_atomic,
+)
+from skillwire.cache.layout import checked_label, component, components, decode_component, remember_segment
 from skillwire.digest import sha256_digest
-from skillwire.errors import InvalidSkillUri, SkillwireError
+from skillwire.errors import SkillwireError
 from skillwire.host.agent_paths import SKILL_DISCOVERY_FOLDERS, SKILLS_FOLDER
 from skillwire.host.entry import EntryResource
 from skillwire.host.verify import verify_bytes
@@ -85,18 +94,6 @@ the originating server is disconnected.
 Layout: <server label>/<scheme>/<uri path segments...>, each part percent-encoded.
 Every file is re-hashed and compared with the held entry's digest on each use.
 """
-
-DIR_MODE = 0o700
-FILE_MODE = 0o600
-MAX_COMPONENT = 120  # bytes of an encoded path component before it is hashed (NAME_MAX is usually 255)
-_HASHED = "%~"  # percent-encoding never produces "%~", so hashed names cannot collide with encoded ones
-_SEGMENT_SUFFIX = ".segment"
-_UNRESERVED = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789-._~")
-_MAX_SEGMENT_FILE = 1024 * 1024  # a `.segment` file holds one URI segment; anything bigger is not one we wrote
-# Folders and files below the root: never follow a link, never wait on a FIFO, never leak into a child.
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class CacheError(SkillwireError):
@@ -154,7 +151,7 @@ class SkillCache:
 
     def path_for(self, origin: str, uri: str) -> Path:
         """Where the file `uri` served by the server labelled `origin` lives (it may not exist)."""
-        return self.root.joinpath(*(_component(c) for c in _components(origin, uri)))
+        return self.root.joinpath(*(component(c) for c in components(origin, uri)))
 
     def origin_of(self, path: Path) -> tuple[str, str]:
         """(label, uri) recovered from a cache file path; ValueError if `path` is not one."""
@@ -167,12 +164,12 @@ class SkillCache:
         if len(names) < 3:
             raise ValueError(f"{path} is not a cached file (expected <label>/<scheme>/<segments...>)")
         decoded: list[str] = []
-        folder = _open_root(self.root)
+        folder = open_root(self.root)
         try:
             for i, name in enumerate(names):
-                decoded.append(_decode_component(folder, self.root.joinpath(*names[:i]), name))
+                decoded.append(decode_component(folder, self.root.joinpath(*names[:i]), name))
                 if folder is not None and i + 1 < len(names):
-                    child = _try_open_dir(folder, name)
+                    child = try_open_dir(folder, name)
                     os.close(folder)
                     folder = child
         finally:
@@ -189,20 +186,20 @@ class SkillCache:
         A file that fails the check (or a link, FIFO or other non-file in its place) is removed:
         a cache miss, so the caller reads it afresh.
         """
-        names = [_component(c) for c in _components(origin, resource.uri)]
-        folder = _open_root(self.root)
+        names = [component(c) for c in components(origin, resource.uri)]
+        folder = open_root(self.root)
         if folder is None:
             return None
         try:
             for name in names[:-1]:
-                child = _try_open_dir(folder, name)
+                child = try_open_dir(folder, name)
                 if child is None:
                     return None  # missing, or not a real folder: `put` replaces it
                 os.close(folder)
                 folder = child
-            data = _read_regular(folder, names[-1], limit=resource.size)
+            data = read_regular(folder, names[-1], limit=resource.size)
             if data is None or len(data) != resource.size or sha256_digest(data) != resource.digest:
-                _remove_file(folder, names[-1])
+                remove_file(folder, names[-1])
                 return None
             return data
         finally:
@@ -214,7 +211,7 @@ class SkillCache:
         Call it only with bytes that passed every check the host makes (for SKILL.md, the frontmatter too).
         """
         verify_bytes(resource, data)
-        raws = _components(origin, resource.uri)
+        raws = components(origin, resource.uri)
         shown = resource.uri[:200].encode("unicode_escape").decode("ascii")
         try:
             folder = self._ensure_root()
@@ -222,16 +219,14 @@ class SkillCache:
             raise CacheError(f"cannot use the cache root {self.root}: {err.strerror or err}") from err
         try:
             for raw in raws[:-1]:
-                name = _component(raw)
-                if name.startswith(_HASHED):
-                    _write_atomic(folder, name + _SEGMENT_SUFFIX, raw.encode("utf-8", errors="surrogatepass"))
-                child = _enter_dir(folder, name)
+                name = component(raw)
+                remember_segment(folder, name, raw)
+                child = enter_dir(folder, name)
                 os.close(folder)
                 folder = child
-            leaf = _component(raws[-1])
-            if leaf.startswith(_HASHED):
-                _write_atomic(folder, leaf + _SEGMENT_SUFFIX, raws[-1].encode("utf-8", errors="surrogatepass"))
-            _write_atomic(folder, leaf, data)
+            leaf = component(raws[-1])
+            remember_segment(folder, leaf, raws[-1])
+            write_atomic(folder, leaf, data)
         except OSError as err:
             where = self.path_for(origin, resource.uri)
             raise CacheError(f"cannot cache {shown} at {where}: {err.strerror or err}") from err
@@ -240,12 +235,12 @@ class SkillCache:
 
     def remove_origin(self, origin: str) -> None:
         """Delete everything cached for the server labelled `origin` (call it when the user removes the server)."""
-        name = _component(_label(origin))
-        folder = _open_root(self.root)
+        name = component(checked_label(origin))
+        folder = open_root(self.root)
         if folder is None:
             return
         try:
-            _clear(folder, name)
+            clear(folder, name)
         except OSError as err:
             raise CacheError(f"cannot remove {self.root / name}: {err.strerror or err}") from err
         finally:
@@ -253,266 +248,16 @@ class SkillCache:
 
     def _ensure_root(self) -> int:
         """Make the root (0o700) and its marker if needed; the root's folder, opened without following a link."""
-        _make_dirs(self.root)
+        make_dirs(self.root)
         try:
-            folder = os.open(self.root, _DIR_FLAGS)
+            folder = os.open(self.root, DIR_FLAGS)
         except OSError as err:
             raise CacheError(f"the cache root {self.root} is not a folder (a link or a file is in its place)") from err
         try:
-            if not _is_regular(folder, MARKER_NAME):
-                _clear(folder, MARKER_NAME)
-                _write_atomic(folder, MARKER_NAME, MARKER_TEXT.encode("utf-8"))
+            if not is_regular(folder, MARKER_NAME):
+                clear(folder, MARKER_NAME)
+                write_atomic(folder, MARKER_NAME, MARKER_TEXT.encode("utf-8"))
         except BaseException:
             os.close(folder)
             raise
         return folder
-
-
-# -- encoding ----------------------------------------------------------------------------------------------------------
-
-
-def _label(origin: str) -> str:
-    if not isinstance(origin, str) or not origin:
-        raise ValueError("a server label must be a non-empty string")
-    return origin
-
-
-def _components(origin: str, uri: str) -> list[str]:
-    """[label, scheme, *segments] of `uri` served by `origin`, refusing what cannot be a file path."""
-    scheme, sep, rest = uri.partition("://")
-    if not sep or not scheme:
-        raise InvalidSkillUri(uri, "a cached resource URI has the form scheme://path")
-    segments = rest.split("/")
-    if any(s in ("", ".", "..") for s in segments):
-        raise InvalidSkillUri(uri, "a cached resource URI has no empty, '.' or '..' segment")
-    return [_label(origin), scheme, *segments]
-
-
-def _component(raw: str) -> str:
-    """One path component: percent-encoded (leading "." and every upper-case letter too), or hashed if long.
-
-    Upper case is encoded so that two labels or segments that differ only in case stay
-    apart on case-insensitive file systems; a leading "." so that nothing in the cache
-    is a hidden folder an agent might scan (".claude").
-    """
-    data = raw.encode("utf-8", errors="surrogatepass")
-    out = []
-    for i, byte in enumerate(data):
-        if byte in _UNRESERVED and not (i == 0 and byte == ord(".")):
-            out.append(chr(byte))
-        else:
-            out.append(f"%{byte:02X}")
-    encoded = "".join(out)
-    if len(encoded) > MAX_COMPONENT:
-        return _HASHED + hashlib.sha256(data).hexdigest()
-    return encoded
-
-
-# -- disk --------------------------------------------------------------------------------------------------------------
-# Below the root, every path is walked one component at a time with `dir_fd`, each opened with O_NOFOLLOW
-# (a link planted anywhere in the cache is never followed: O_NOFOLLOW on a whole path covers only its last
-# component) and O_NONBLOCK (a FIFO planted at a cached path is never waited on). Nothing here resolves a path
-# and then opens it, which a swap between the two steps could defeat.
-
-
-def _open_root(root: Path) -> int | None:
-    """The root folder, or None if it does not exist (or is not a real folder: nothing is cached there)."""
-    try:
-        return os.open(root, _DIR_FLAGS)
-    except OSError:
-        return None
-
-
-def _try_open_dir(folder: int, name: str) -> int | None:
-    """The real folder `name` in `folder`, or None (missing, a link, a file, a FIFO, unreadable)."""
-    try:
-        return os.open(name, _DIR_FLAGS, dir_fd=folder)
-    except OSError:
-        return None
-
-
-def _enter_dir(folder: int, name: str) -> int:
-    """The real folder `name` in `folder`, made (0o700) if missing; whatever else is there is replaced first."""
-    child = _try_open_dir(folder, name)
-    if child is not None:
-        return child
-    _clear(folder, name)  # a planted link, file or FIFO: removed from the cache, never followed
-    os.mkdir(name, DIR_MODE, dir_fd=folder)
-    child = os.open(name, _DIR_FLAGS, dir_fd=folder)
-    os.fchmod(child, DIR_MODE)  # mkdir's mode is masked by the umask; set it exactly
-    return child
-
-
-def _read_regular(folder: int, name: str, *, limit: int) -> bytes | None:
-    """At most `limit` + 1 bytes of the regular file `name` in `folder`; None for anything else or a size other
-    than `limit` (checked before reading)."""
-    try:
-        fd = os.open(name, _READ_FLAGS, dir_fd=folder)
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size != limit:
-            return None
-        return _read_at_most(fd, limit + 1)
-    finally:
-        os.close(fd)
-
-
-def _is_regular(folder: int, name: str) -> bool:
-    try:
-        return stat.S_ISREG(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode)
-    except OSError:
-        return False
-
-
-def _remove_file(folder: int, name: str) -> None:
-    """Remove `name` from `folder` unless it is a folder (a link is removed itself, never its target).
-
-    Best effort: whatever stays is a miss again on the next `get`, and `put` replaces it.
-    """
-    with contextlib.suppress(OSError):
-        if not stat.S_ISDIR(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode):
-            os.unlink(name, dir_fd=folder)
-
-
-def _clear(folder: int, name: str) -> None:
-    """Remove whatever `name` is in `folder`: a folder with everything in it, or a file, link or FIFO.
-
-    A link is removed itself, never its target; nothing outside the cache is deleted.
-    """
-    try:
-        info = os.stat(name, dir_fd=folder, follow_symlinks=False)
-    except FileNotFoundError:
-        return
-    if stat.S_ISDIR(info.st_mode):
-        _remove_tree(folder, name)
-    else:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(name, dir_fd=folder)
-
-
-def _remove_tree(folder: int, name: str) -> None:
-    """Delete the folder `name` and everything below it, walking by file descriptor.
-
-    Not `shutil.rmtree`: it opens folders without O_NONBLOCK, so a FIFO swapped in for a folder
-    while it walks would make it wait for a writer. Here every folder is opened with _DIR_FLAGS
-    (no link followed, never blocking); an entry that stopped being a folder is unlinked instead.
-    """
-    opened: list[tuple[int, str]] = []  # the open folders from `name` down to the one being emptied
-    try:
-        opened.append((os.open(name, _DIR_FLAGS, dir_fd=folder), name))
-    except OSError as err:
-        if err.errno not in (errno.ENOTDIR, errno.ELOOP):
-            raise
-        os.unlink(name, dir_fd=folder)  # swapped for a file, link or FIFO since it was looked at
-        return
-    try:
-        while opened:
-            fd, _ = opened[-1]
-            child = _first_entry(fd)
-            if child is None:
-                os.close(fd)
-                _, emptied = opened.pop()
-                os.rmdir(emptied, dir_fd=opened[-1][0] if opened else folder)
-                continue
-            child_name, is_dir = child
-            if is_dir:
-                try:
-                    opened.append((os.open(child_name, _DIR_FLAGS, dir_fd=fd), child_name))
-                    continue
-                except OSError as err:
-                    if err.errno not in (errno.ENOTDIR, errno.ELOOP):
-                        raise
-            os.unlink(child_name, dir_fd=fd)
-    finally:
-        for fd, _ in opened:
-            os.close(fd)
-
-
-def _first_entry(folder: int) -> tuple[str, bool] | None:
-    """One entry of `folder` (its name, and whether it is a folder, links not followed), or None if it is empty."""
-    with os.scandir(folder) as entries:
-        for entry in entries:
-            return entry.name, entry.is_dir(follow_symlinks=False)
-    return None
-
-
-def _make_dirs(path: Path) -> None:
-    """The root and any missing folders above it, each made 0o700 (the folders above are the user's own)."""
-    if not path.parent.exists():
-        _make_dirs(path.parent)
-    try:
-        path.mkdir(mode=DIR_MODE)
-    except FileExistsError:
-        return
-    os.chmod(path, DIR_MODE)
-
-
-def _write_atomic(folder: int, name: str, data: bytes) -> None:
-    """Write `name` in `folder` whole or not at all: a private temp file in the same folder, then rename over it."""
-    temp = f".tmp-{secrets.token_hex(8)}"
-    fd = os.open(temp, _CREATE_FLAGS, FILE_MODE, dir_fd=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            os.fchmod(fh.fileno(), FILE_MODE)
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        try:
-            os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
-        except IsADirectoryError:
-            # A folder where the file belongs (planted, or left by another entry's `name/...`): replace it.
-            _clear(folder, name)
-            os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp, dir_fd=folder)
-        raise
-
-
-def _decode_component(folder: int | None, parent: Path, name: str) -> str:
-    """The raw label, scheme or segment that `name` encodes; a hashed one is read back from its `.segment` file."""
-    if name.startswith(_HASHED):
-        digest = name[len(_HASHED) :]
-        original = None if folder is None else _read_small(folder, name + _SEGMENT_SUFFIX)
-        if original is None:
-            raise ValueError(f"{parent / name}: the file naming this hashed segment is missing")
-        if hashlib.sha256(original).hexdigest() != digest:
-            raise ValueError(f"{parent / name}: the file naming this hashed segment was altered")
-        return original.decode("utf-8", errors="surrogatepass")
-    try:
-        decoded = unquote_to_bytes(name).decode("utf-8", errors="surrogatepass")
-    except UnicodeDecodeError:
-        decoded = None
-    if decoded is None or _component(decoded) != name:
-        raise ValueError(f"{name!r} is not a path component the cache writes")
-    return decoded
-
-
-def _read_small(folder: int, name: str) -> bytes | None:
-    """A regular file of at most _MAX_SEGMENT_FILE bytes, read without following a link or blocking; else None."""
-    try:
-        fd = os.open(name, _READ_FLAGS, dir_fd=folder)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        data = _read_at_most(fd, _MAX_SEGMENT_FILE + 1)
-    finally:
-        os.close(fd)
-    return data if len(data) <= _MAX_SEGMENT_FILE else None
-
-
-def _read_at_most(fd: int, limit: int) -> bytes:
-    """Up to `limit` bytes from a regular file (fewer only at its end)."""
-    chunks: list[bytes] = []
-    left = limit
-    while left > 0:
-        chunk = os.read(fd, min(left, 1024 * 1024))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
