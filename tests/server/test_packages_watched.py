@@ -3,7 +3,7 @@ or an editable install's source folder edited in place, is served anew without S
 list_changed is the MCP notification). Real wheels, a real venv, real pip, a real server over HTTP.
 
 One venv and one server for the module; each test works on a distribution of its own, so the order does not
-matter. Every check polls with a generous deadline (`eventually`) that only detects a freeze.
+matter. Every check polls with a generous deadline (`soon`) that only detects a freeze.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import pytest
 from mcp import Client, types
 
 from skillwire.digest import sha256_digest
+from tests.support.polling import eventually
 from tests.support.servers import REQUEST_TIMEOUT_S, all_skills, http_server, resources_read
 from tests.support.wheels import build_wheel, fresh_venv, package_files, pip_install, pip_uninstall
 
@@ -82,7 +83,7 @@ async def test_a_distribution_installed_while_serving_is_served_and_clients_are_
     async with Client(served.url, mode="legacy", cache=None, message_handler=on_message) as client:
         assert "skill://installed/SKILL.md" not in await _listing(client)
         await anyio.to_thread.run_sync(pip_install, served.python, [wheel])
-        entry = await eventually(lambda: _entry(client, "skill://installed/SKILL.md"), "the installed skill is listed")
+        entry = await soon(lambda: _entry(client, "skill://installed/SKILL.md"), "the installed skill is listed")
         with anyio.fail_after(DEADLINE_S):
             await told.wait()
     assert entry["frontmatter"]["description"] == "Installed while serving."
@@ -96,9 +97,9 @@ async def test_an_upgrade_serves_the_new_bytes_and_no_longer_the_old_digest(serv
     notes = "skill://upgraded/notes.md"
     async with Client(served.url, cache=None, read_timeout_seconds=REQUEST_TIMEOUT_S) as client:
         await anyio.to_thread.run_sync(pip_install, served.python, [wheel_of(served, "upgrade-skills", "1.0", old)])
-        await eventually(lambda: _digest_listed(client, notes, sha256_digest(old["upgraded/notes.md"])), "version 1")
+        await soon(lambda: _digest_listed(client, notes, sha256_digest(old["upgraded/notes.md"])), "version 1")
         await anyio.to_thread.run_sync(pip_install, served.python, [wheel_of(served, "upgrade-skills", "2.0", new)])
-        await eventually(lambda: _digest_listed(client, notes, sha256_digest(new["upgraded/notes.md"])), "version 2")
+        await soon(lambda: _digest_listed(client, notes, sha256_digest(new["upgraded/notes.md"])), "version 2")
         listed = {r["digest"] for e in await all_skills(client) for r in e["resources"]}
         read = (await resources_read(client, notes)).contents[0]
     assert sha256_digest(old["upgraded/notes.md"]) not in listed
@@ -110,34 +111,27 @@ async def test_an_uninstalled_distribution_is_no_longer_served(served: Served) -
     wheel = wheel_of(served, "remove-skills", "1.0", skill("removed", "Uninstalled while serving."))
     async with Client(served.url, cache=None, read_timeout_seconds=REQUEST_TIMEOUT_S) as client:
         await anyio.to_thread.run_sync(pip_install, served.python, [wheel])
-        await eventually(lambda: _entry(client, "skill://removed/SKILL.md"), "the skill to remove is listed")
+        await soon(lambda: _entry(client, "skill://removed/SKILL.md"), "the skill to remove is listed")
         await anyio.to_thread.run_sync(pip_uninstall, served.python, ["remove-skills"])
-        await eventually(lambda: _absent(client, "skill://removed/SKILL.md"), "the uninstalled skill leaves the list")
+        await soon(lambda: _absent(client, "skill://removed/SKILL.md"), "the uninstalled skill leaves the list")
 
 
 async def test_an_editable_installs_skill_edited_in_place_is_served_anew(served: Served) -> None:
     """A file in an editable install's source folder edited in place: skills/list shows the edit."""
     uri = "skill://edited/SKILL.md"
     async with Client(served.url, cache=None, read_timeout_seconds=REQUEST_TIMEOUT_S) as client:
-        before = await eventually(lambda: _entry(client, uri), "the editable install's skill is listed")
+        before = await soon(lambda: _entry(client, uri), "the editable install's skill is listed")
         assert before["frontmatter"]["description"] == "Before the edit."
         (served.editable / "edited" / "SKILL.md").write_bytes(skill("edited", "After the edit.")["edited/SKILL.md"])
-        await eventually(lambda: _described(client, uri, "After the edit."), "the edit is listed")
+        await soon(lambda: _described(client, uri, "After the edit."), "the edit is listed")
 
 
 # -- helpers ----------------------------------------------------------------------------------------------------------
 
 
-async def eventually(check: Callable[[], Awaitable[T | None]], what: str) -> T:
-    """`check()`'s first truthy value, polling until DEADLINE_S."""
-    last: T | None = None
-    with anyio.move_on_after(DEADLINE_S):
-        while True:
-            last = await check()
-            if last:
-                return last
-            await anyio.sleep(0.2)
-    raise AssertionError(f"not within {DEADLINE_S:.0f}s: {what} (last seen: {last!r})")
+async def soon(check: Callable[[], Awaitable[T | None]], what: str) -> T:
+    """`eventually`, with this module's deadline (pip and a rescan on a busy machine)."""
+    return await eventually(check, what, deadline_s=DEADLINE_S, step_s=0.2)
 
 
 async def _listing(client: Client) -> dict[str, dict[str, Any]]:
