@@ -8,6 +8,7 @@ that replica and nginx routes on the name. Everything runs on loopback; nginx an
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,11 +16,14 @@ from typing import Any
 
 import anyio
 import httpx2
+import kubernetes_validate
 import pytest
 import yaml
 from deploy.fleet import Fleet, Upstream, nginx_site, running_fleet
 from mcp import Client
 
+from skillwire.cli.main import _parser
+from skillwire.server.rollout import parse_plan
 from tests.support.servers import EXAMPLE_SKILLS, REPO_ROOT, run_skillwire, skills_list
 
 KUBERNETES = REPO_ROOT / "deploy" / "kubernetes" / "skillwire.yaml"
@@ -95,6 +99,35 @@ def test_the_kubernetes_nginx_config_is_what_the_fleet_renders_for_pods() -> Non
     assert statefulset["serviceName"] == "skillwire-replicas"
     args = statefulset["template"]["spec"]["containers"][0]["args"]
     assert "--replica-name=$(POD_NAME)" in args
+
+
+def test_the_kubernetes_manifests_mount_the_rollout_plan_where_the_replicas_read_it() -> None:
+    """deploy/kubernetes/skillwire.yaml carries the rollout plan: a ConfigMap holding a plan skillwire's parser
+    reads (exactly as deploy/rollout.py writes it), mounted read-only as a folder (a subPath would never see a new
+    plan) at the path `--rollout-plan` names, beside the one git source a plan needs, starting at the plan's commit;
+    and every resource passes Kubernetes' own schemas, strictly."""
+    loaded = list(yaml.safe_load_all(KUBERNETES.read_text()))
+    for resource in loaded:
+        kubernetes_validate.validate(resource, kubernetes_validate.latest_version(), strict=True)
+    docs = {doc["kind"] + "/" + doc["metadata"]["name"]: doc for doc in loaded}
+    pod = docs["StatefulSet/skillwire"]["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    args = _parser().parse_args([a.replace("$(POD_NAME)", "skillwire-0") for a in container["args"]])
+    assert args.command == "serve"
+    assert args.http == "0.0.0.0:8000"  # a plan is followed over HTTP only
+    [source] = args.paths
+    assert source.startswith("git:")
+    folder, name = posixpath.split(args.rollout_plan)
+    [mount] = [m for m in container["volumeMounts"] if m["mountPath"] == folder]
+    assert mount["readOnly"] is True
+    assert "subPath" not in mount
+    [volume] = [v for v in pod["volumes"] if v["name"] == mount["name"]]
+    config_map = docs["ConfigMap/" + volume["configMap"]["name"]]
+    assert "items" not in volume["configMap"]  # every key is a file of its own name
+    text = config_map["data"][name]
+    plan = parse_plan(text.encode())
+    assert plan.to_json() == text.encode()
+    assert source.rpartition("@")[2] == plan.commit  # a fresh deploy starts at the commit the plan names
 
 
 def test_replicas_answer_the_same_request_with_the_same_bytes(fleet: Fleet) -> None:

@@ -28,6 +28,7 @@ from skillwire.server.service import ServeOptions, SkillService
 from skillwire.server.watch import watch_and_rebuild
 from skillwire.sources.filesystem import FolderSource
 from skillwire.wire import INTERNAL_ERROR
+from tests.support.polling import eventually
 from tests.support.servers import (
     REPO_ROOT,
     all_skills,
@@ -59,18 +60,6 @@ def make_root(tmp_path: Path) -> Path:
     write_skill(root / "alpha")
     write_skill(root / "team" / "beta")
     return root
-
-
-async def eventually(check: Callable[[], Awaitable[T | None]], what: str) -> T:
-    """`check()`'s first truthy value, polling until DEADLINE_S."""
-    last: T | None = None
-    with anyio.move_on_after(DEADLINE_S):
-        while True:
-            last = await check()
-            if last:
-                return last
-            await anyio.sleep(0.05)
-    raise AssertionError(f"not within {DEADLINE_S:.0f}s: {what} (last seen: {last!r})")
 
 
 def served(catalog: Catalog) -> dict[str, str]:

@@ -85,13 +85,22 @@ def fresh_venv(where: Path, wheels: Sequence[Path]) -> Path:
     ours = ", ".join(repr(p) for p in site.getsitepackages())
     Path(purelib, "zz_test_environment.pth").write_text(f"import site; list(map(site.addsitedir, [{ours}]))\n")
     if wheels:
-        subprocess.run(
-            [*_PIP, "--python", str(python), "install", "--no-deps", "--no-index", *(str(w) for w in wheels)],
-            check=True,
-            timeout=120,
-            capture_output=True,
-        )
+        pip_install(python, wheels)
     return python
+
+
+def pip_install(python: Path, wheels: Sequence[Path]) -> None:
+    """Install (or upgrade to) `wheels` into the environment of `python` with pip (offline, no dependencies)."""
+    _pip(python, "install", "--no-deps", "--no-index", *(str(w) for w in wheels))
+
+
+def pip_uninstall(python: Path, names: Sequence[str]) -> None:
+    """Uninstall the distributions `names` from the environment of `python` with pip."""
+    _pip(python, "uninstall", "--yes", *names)
+
+
+def _pip(python: Path, *args: str) -> None:
+    subprocess.run([*_PIP, "--python", str(python), *args], check=True, timeout=120, capture_output=True)
 
 
 def _record_digest(data: bytes) -> str:

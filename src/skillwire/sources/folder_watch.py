@@ -12,12 +12,13 @@ timer until it is renamed.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from contextlib import aclosing
 from pathlib import Path
 
 import anyio
 from anyio.abc import TaskStatus
-from watchfiles import awatch
+from watchfiles import Change, awatch
 
 from skillwire.sources.port import DEFAULT_PACE, Rebuild, WatchPace
 
@@ -35,10 +36,12 @@ async def watch_folders(
     rebuild: Rebuild,
     *,
     pace: WatchPace = DEFAULT_PACE,
+    recursive: bool = True,
+    only: Callable[[Change, str], bool] | None = None,
     task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
     """Call `rebuild` after every burst of file changes under `all_roots`, with the changed paths; runs until
-    cancelled.
+    cancelled. `recursive=False` watches only the roots' own entries; `only` keeps the changes it accepts.
 
     A burst (writes closer together than `pace.step_ms`, for at most `pace.debounce_ms`) is one
     rebuild; changes made while a rebuild runs are gathered into the next one, so the
@@ -77,7 +80,8 @@ async def watch_folders(
         try:
             batches = awatch(
                 *roots,
-                watch_filter=None,  # the source decides what is served; any change may matter
+                watch_filter=only,  # by default none: the source decides what is served; any change may matter
+                recursive=recursive,
                 debounce=pace.debounce_ms,
                 step=pace.step_ms,
                 rust_timeout=_IDLE_TIMEOUT_MS,

@@ -16,6 +16,7 @@ distribution's alone: it becomes a `RootProblem` naming it, and the other distri
 
 from __future__ import annotations
 
+import importlib
 import importlib.machinery
 import importlib.metadata
 import importlib.resources
@@ -84,6 +85,10 @@ def package_roots(
     `RootProblem`. `path`: the import path to search (default `sys.path`); the first distribution
     of a name on it wins, as for imports.
     """
+    # What was installed or removed a moment ago must be seen: the import system caches a folder's listing
+    # by its mtime, which two changes within one clock tick leave as it was.
+    importlib.invalidate_caches()
+    importlib.metadata.MetadataPathFinder().invalidate_caches()  # an instance: a plain method on 3.11
     wanted = None if only is None else {normalize_name(n): n for n in only}
     seen: dict[str, tuple[str, importlib.metadata.Distribution]] = {}
     problems: list[RootProblem] = []

@@ -9,7 +9,8 @@ distributions are served together: a skill path offered by two of them is refuse
 
 A broken or hostile distribution only loses its own skills: whatever goes wrong while finding, listing or
 reading its folder becomes a refusal naming it (`package acme-tools 1.2.0 (...)`), and the others are served.
-Discovery runs again at each rescan (SIGHUP), so a distribution installed meanwhile appears.
+Discovery runs again at each rescan, so a distribution installed meanwhile appears: `watch` rescans after pip
+installs, upgrades or removes one, or a skill folder on disk is edited (`package_watch`); SIGHUP rescans too.
 
     source = PackageSource()                      # every installed distribution
     source = PackageSource(["acme-tools"])        # only these (PEP 503 names)
@@ -18,11 +19,16 @@ Discovery runs again at each rescan (SIGHUP), so a distribution installed meanwh
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import anyio
+from anyio.abc import TaskStatus
 
 from skillwire.catalog import Catalog, FileContent, Refusal
 from skillwire.manifest import MAX_TOTAL_BYTES, Skill, SkillFile
@@ -33,6 +39,10 @@ from skillwire.sources.ignore import IGNORE_FILE
 from skillwire.sources.memory import MemorySource
 from skillwire.sources.package_roots import PackageRoot, RootProblem, package_roots, shown
 from skillwire.sources.package_tree import TreeProblem, list_tree, read_member
+from skillwire.sources.port import DEFAULT_PACE, Rebuild, WatchableSource, WatchPace
+
+if TYPE_CHECKING:
+    from skillwire.sources.package_watch import WatchedPlaces
 
 __all__ = ["MAX_ARCHIVE_BYTES", "PackageSource"]
 
@@ -42,7 +52,7 @@ MAX_ARCHIVE_BYTES = 256 * 1024 * 1024
 PROBLEM_RULE = "package-unreadable"
 
 
-class PackageSource:
+class PackageSource(WatchableSource):
     """The skills of installed distributions (see the module docstring).
 
     `only`: distribution names to serve (None: every distribution that declares skills). `path`: where to look
@@ -56,6 +66,7 @@ class PackageSource:
         self.path = None if path is None else tuple(path)
         self._folders: dict[str, FolderSource] = {}  # kept across scans: a rescan re-reads only changed files
         self._revision: str | None = None
+        self._roots: tuple[Path, ...] = ()  # the skill folders on disk the last scan found, for `watch`
 
     @property
     def label(self) -> str:
@@ -65,6 +76,25 @@ class PackageSource:
     def revision(self) -> str | None:
         """The distributions the current catalog came from, with their versions."""
         return self._revision
+
+    def watched_places(self) -> WatchedPlaces:
+        """Where installs, upgrades and removals show, for the distributions and skill folders of the last scan."""
+        from skillwire.sources.package_watch import watched_places
+
+        return watched_places(sys.path if self.path is None else self.path, self._roots)
+
+    async def watch(
+        self,
+        rebuild: Rebuild,
+        *,
+        pace: WatchPace = DEFAULT_PACE,
+        task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Rescan after pip installs, upgrades or removes a distribution, or a skill folder changes (see
+        `package_watch`)."""
+        from skillwire.sources.package_watch import watch_packages  # watchfiles loads only when watching
+
+        await watch_packages(self.watched_places, rebuild, pace=pace, task_status=task_status)
 
     def scan(self, generation: int = 0) -> Catalog:
         """Find every declared skill folder now and serve them together."""
@@ -84,6 +114,7 @@ class PackageSource:
             else:
                 members.append(Member(_Labelled(found, partial(_scan_archive, found), found.label)))
         self._folders = folders
+        self._roots = tuple(Path(key) for key in folders)
         self._revision = ", ".join(sorted(versions)) or None
         if not members:
             return Catalog([], {}, problems, generation=generation)
