@@ -193,25 +193,20 @@ def check_skill_mds(wanted: list[_SkillMd | None]) -> list[_Parsed | None]:
 _VERIFY_CHUNK = 256  # SKILL.md files per task handed to a worker
 
 
-def _verify_all(rows: Sequence[SkillRow]) -> list[_Parsed | None]:
-    """For each row, the frontmatter parsed from its SKILL.md on disk, if those bytes are the ones it lists and
-    pass the frontmatter rules, and the key of the file read; None for a row that fails. On every core when there
-    are many."""
+def _verify_all(rows: Sequence[SkillRow], take: Callable[[int, list[_Parsed | None]], None]) -> None:
+    """Check each row's SKILL.md on disk (`check_skill_md`), on every core when there are many: `take(start, found)`
+    gets, in this process, the results for rows `start`, `start + 1`, ... as each chunk is done (in any order), so
+    what is made of them overlaps the checks still running in workers."""
     wanted = [_skill_md_of(row) for row in rows]
-    parsed: list[_Parsed | None] = [None] * len(rows)
     chunks = deque(range(0, len(rows), _VERIFY_CHUNK))
 
     def here(start: int) -> None:
-        parsed[start : start + _VERIFY_CHUNK] = check_skill_mds(wanted[start : start + _VERIFY_CHUNK])
+        take(start, check_skill_mds(wanted[start : start + _VERIFY_CHUNK]))
 
     def task(start: int) -> worker_pool.Task:
         return check_skill_mds, wanted[start : start + _VERIFY_CHUNK]
 
-    def apply(start: int, done: list[_Parsed | None]) -> None:
-        parsed[start : start + len(done)] = done
-
-    worker_pool.run_chunks(chunks, worker_pool.workers_for(len(rows)), here=here, task=task, apply=apply)
-    return parsed
+    worker_pool.run_chunks(chunks, worker_pool.workers_for(len(rows)), here=here, task=task, apply=take)
 
 
 Checked = dict[tuple[int, str], tuple[int, tuple[dict[str, Any], int]]]
@@ -232,18 +227,23 @@ def restore_catalog(
     where: dict[str, tuple[str, dict[str, str]]] = {}
     builders: list[tuple[str, Callable[[], Skill]]] = []
     dirs_by_root: dict[int, set[str]] = {}
-    for (i, row), verified in zip(found, _verify_all([row for _, row in found]), strict=True):
-        if verified is None:
-            dropped.append(os.path.join(str(roots[i]), row.folder) if row.folder else str(roots[i]))
-            continue
-        fm, line, key = verified
-        if key[3] < trusted_before_ns and key[4] < trusted_before_ns:  # else too recent to be known by its stamp
-            checked[i, row.folder] = (hash(key), (fm, line))
-        rows.append((i, row))
-        uri = directory_uri(row.skill_path) + "/" + SKILL_FILE
-        where[uri] = (row.real_dir, row.moved)
-        builders.append((uri, partial(_skill_from_row, row, fm)))
-        dirs_by_root.setdefault(i, set()).add(row.folder)
+
+    def take(start: int, found_here: list[_Parsed | None]) -> None:
+        for (i, row), verified in zip(found[start : start + len(found_here)], found_here, strict=True):
+            if verified is None:
+                dropped.append(os.path.join(str(roots[i]), row.folder) if row.folder else str(roots[i]))
+                continue
+            fm, line, key = verified
+            if key[3] < trusted_before_ns and key[4] < trusted_before_ns:  # else too recent to be known by its stamp
+                checked[i, row.folder] = (hash(key), (fm, line))
+            rows.append((i, row))
+            uri = directory_uri(row.skill_path) + "/" + SKILL_FILE
+            where[uri] = (row.real_dir, row.moved)
+            builders.append((uri, partial(_skill_from_row, row, fm)))
+            dirs_by_root.setdefault(i, set()).add(row.folder)
+
+    _verify_all([row for _, row in found], take)
+    dropped.sort()
     # Distinct files: a nested skill's files are in its enclosing skill's row too, so count outermost rows only.
     memo: dict[str, bool] = {}
     files = sum(
