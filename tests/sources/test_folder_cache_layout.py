@@ -191,3 +191,31 @@ def test_every_truncation_of_the_body_is_ignored(tmp_path: Path) -> None:
     for cut in range(start, len(whole)):
         cache.write_bytes(whole[:cut])
         assert FolderSource([root], digest_cache=cache).restore() is None, cut
+
+
+DEEP = "[" * 100_000 + "]" * 100_000  # JSON nested past the interpreter's recursion limit
+
+
+@pytest.mark.parametrize("where", ["header", "meta", "hint"])
+def test_json_nested_too_deep_anywhere_in_the_cache_is_ignored_not_a_crash(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, where: str
+) -> None:
+    """A RecursionError while decoding (the header, the JSON section, or a recorded frontmatter that a scan
+    compares) failed the start; the cache is ignored with a warning and the disk indexed as without one."""
+    root = tmp_path / "skills"
+    (root / "alpha").mkdir(parents=True)
+    (root / "alpha" / "SKILL.md").write_text(skill_md("alpha"))
+    cache = tmp_path / "digests.bin"
+    cold = FolderSource([root], digest_cache=cache).scan()
+    header, _, body = cache.read_bytes().partition(b"\n")
+    sections = sections_of(body)
+    if where == "header":
+        header = DEEP.encode()
+    elif where == "meta":
+        sections[0] = DEEP.encode()
+    else:
+        sections[1 + ROOT_COLUMNS.index("hints")] = DEEP.encode()
+    cache.write_bytes(header + b"\n" + joined(sections))
+    with caplog.at_level(logging.WARNING, logger="skillwire.sources"):
+        assert published(FolderSource([root], digest_cache=cache).scan()) == published(cold)
+    assert any("ignored" in r.getMessage() for r in caplog.records)

@@ -47,6 +47,9 @@ _FORMAT = "skillwire-digest-cache"
 _VERSION = 6
 MAX_CACHE_BYTES = 1 << 30  # far above a 100,000-skill catalog's cache (about 100 MB); a larger file is not read
 RACY_NS = 2_000_000_000  # files changed less than this long before a scan are not trusted by their key
+# What decoding a hostile cache may raise (RecursionError: JSON nested past the interpreter's limit): caught, the
+# cache ignored, never a failed start.
+UNUSABLE = (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError, RecursionError)
 
 
 def ignored(path: object, why: str) -> None:
@@ -104,7 +107,7 @@ class DigestCache:
             trusted = doc["trusted_before_ns"]
             if not isinstance(trusted, list) or not all(t is None or type(t) is int for t in trusted):
                 raise ValueError("malformed header")
-        except (ValueError, TypeError, KeyError, IndexError) as exc:
+        except UNUSABLE as exc:
             ignored(path, f"corrupt ({exc})")
             return cls(path)
         return cls(path, body, trusted)
@@ -119,7 +122,7 @@ class DigestCache:
             return None
         try:
             return json.loads(self._body)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             ignored(self.path, f"corrupt ({exc})")
             return None
 

@@ -48,7 +48,7 @@ from skillwire.manifest import Skill, SkillFile
 from skillwire.skill_rules import (
     shown_name,
 )
-from skillwire.sources.digest_cache import RACY_NS, DigestCache
+from skillwire.sources.digest_cache import RACY_NS, UNUSABLE, DigestCache
 from skillwire.sources.digest_cache import ignored as cache_ignored
 from skillwire.sources.folder_cache_layout import Snapshot
 from skillwire.sources.folder_cache_layout import decode as decode_snapshot
@@ -192,7 +192,7 @@ class FolderSource(IncrementalSource, WatchableSource, RestorableSource):
         try:
             trusted = cache.trusted_before_ns if cache is not None else []
             priors = priors_of(snapshot, self.roots, trusted, restored, checked)
-        except (ValueError, TypeError, KeyError, IndexError, AttributeError, SkillError) as exc:
+        except (*UNUSABLE, SkillError) as exc:
             self._cache_ignored(f"unusable ({exc})")
             return none
         if priors is None:
@@ -207,7 +207,7 @@ class FolderSource(IncrementalSource, WatchableSource, RestorableSource):
             return None
         try:
             return decode_snapshot(body)
-        except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError) as exc:
+        except UNUSABLE as exc:
             self._cache_ignored(f"corrupt ({type(exc).__name__}: {exc})")
             return None
 
@@ -250,7 +250,7 @@ class FolderSource(IncrementalSource, WatchableSource, RestorableSource):
                 return None
             try:
                 restored = restore_catalog(snapshot, self.roots, generation, time.time_ns() - RACY_NS)
-            except (ValueError, TypeError, KeyError, IndexError, AttributeError, SkillError) as exc:
+            except (*UNUSABLE, SkillError) as exc:
                 self._cache_ignored(f"unusable ({exc})")
                 return None
         if restored is None:
