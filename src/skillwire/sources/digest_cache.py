@@ -75,7 +75,7 @@ class DigestCache:
     ) -> None:
         self.path = path
         self.writable = writable  # False when the path names something other than a regular file: left alone
-        self._body = body  # until a save: then only its fingerprint is kept (60 MB at 100,000 skills)
+        self._body = body  # until a save: then only its fingerprint is kept (about 75 MB at 100,000 skills)
         self._written: bytes | None = None
         self.trusted_before_ns: list[int | None] = trusted or []
         """Per root: files whose times are older than this were hashed after their last change."""
