@@ -27,6 +27,8 @@ from mcp.shared.exceptions import MCPError
 
 from skillwire.server.service import SkillService
 from skillwire.sources.filesystem import FolderSource
+from skillwire.sources.folder_cache_layout import SkillRow, Snapshot
+from tests.support.digest_cache_file import read_cache, write_cache
 from tests.support.servers import (
     REPO_ROOT,
     all_skills,
@@ -72,30 +74,29 @@ def cached(tmp_path: Path, root: Path) -> Path:
 
 def forge(cache: Path, edit: Any) -> None:
     """Rewrite the cache's snapshot with `edit(snapshot)`; every stamp is made trusted, as a forger would."""
-    header, snapshot = cache.read_bytes().split(b"\n", 1)
-    head = json.loads(header)
+    head, snapshot = read_cache(cache)
     head["trusted_before_ns"] = [2**62 for _ in head["trusted_before_ns"]]
-    doc = json.loads(snapshot)
-    edit(doc)
-    cache.write_bytes(json.dumps(head).encode() + b"\n" + json.dumps(doc).encode())
+    edit(snapshot)
+    write_cache(cache, head, snapshot)
 
 
-def rows(doc: dict[str, Any]) -> list[list[Any]]:
-    skills: list[list[Any]] = doc["per_root"][0]["skills"]
-    return skills
+def rows(snapshot: Snapshot) -> list[SkillRow]:
+    part = snapshot.per_root[0]
+    assert part is not None
+    return part.rows
 
 
-def etc_row(doc: dict[str, Any]) -> None:
+def etc_row(snapshot: Snapshot) -> None:
     """A skill row whose folder is the in-root link `etc` (to /etc), listing passwd with its true digest."""
-    alpha = rows(doc)[0]
-    real_root = doc["per_root"][0]["real"]
+    alpha = rows(snapshot)[0]
+    real_root = alpha.real_dir.rsplit("/", 1)[0]
     skill_md = b"---\nname: etc\ndescription: Looks harmless\n---\n"
     passwd = ETC_PASSWD.read_bytes()
-    rows(doc).append(
-        [
+    rows(snapshot).append(
+        SkillRow(
             "etc",
-            ["etc"],
-            {"name": "etc", "description": "Looks harmless"},
+            ("etc",),
+            json.dumps({"name": "etc", "description": "Looks harmless"}),
             2,
             real_root + "/etc",
             True,
@@ -103,34 +104,35 @@ def etc_row(doc: dict[str, Any]) -> None:
             [digest(skill_md), digest(passwd)],
             [len(skill_md), len(passwd)],
             ["text/markdown", "text/plain"],
-            [alpha[10][0], alpha[10][0]],
+            [alpha.stamps[0], alpha.stamps[0]],
             {},
             [],
-        ]
+        )
     )
 
 
-def moved_row(doc: dict[str, Any]) -> None:
+def moved_row(snapshot: Snapshot) -> None:
     """The honest row, plus passwd recorded apart (as links are) at the in-root link `etc/passwd`."""
-    alpha = rows(doc)[0]
-    real_root = doc["per_root"][0]["real"]
+    alpha = rows(snapshot)[0]
+    real_root = alpha.real_dir.rsplit("/", 1)[0]
     passwd = ETC_PASSWD.read_bytes()
-    alpha[6].append("passwd")
-    alpha[7].append(digest(passwd))
-    alpha[8].append(len(passwd))
-    alpha[9].append("text/plain")
-    alpha[10].append(alpha[10][0])
-    alpha[11]["passwd"] = real_root + "/etc/passwd"
+    alpha.rels.append("passwd")
+    alpha.digests.append(digest(passwd))
+    alpha.sizes.append(len(passwd))
+    alpha.mimes.append("text/plain")
+    alpha.stamps.append(alpha.stamps[0])
+    rows(snapshot)[0] = alpha._replace(moved={"passwd": real_root + "/etc/passwd"})
 
 
-def forged_frontmatter(doc: dict[str, Any]) -> None:
-    rows(doc)[0][2]["description"] = FORGED
+def forged_frontmatter(snapshot: Snapshot) -> None:
+    alpha = rows(snapshot)[0]
+    rows(snapshot)[0] = alpha._replace(hint=json.dumps({**json.loads(alpha.hint), "description": FORGED}))
 
 
-def forged_digest(doc: dict[str, Any]) -> None:
-    alpha = rows(doc)[0]
-    k = alpha[6].index("templates/invoice.md")
-    alpha[7][k] = digest(b"# Invoice\n\nTotal: 99\n")  # same size, other bytes; the stamp stays true
+def forged_digest(snapshot: Snapshot) -> None:
+    alpha = rows(snapshot)[0]
+    k = alpha.rels.index("templates/invoice.md")
+    alpha.digests[k] = digest(b"# Invoice\n\nTotal: 99\n")  # same size, other bytes; the stamp stays true
 
 
 def texts(read: Any) -> bytes:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 from pathlib import Path
@@ -13,6 +12,8 @@ import pytest
 from skillwire.catalog import Catalog
 from skillwire.sources import filesystem
 from skillwire.sources.filesystem import FolderSource
+from skillwire.sources.folder_cache_layout import SkillRow, Snapshot
+from tests.support.digest_cache_file import read_cache, write_cache
 
 
 @pytest.fixture(autouse=True)
@@ -206,15 +207,23 @@ def test_a_snapshot_naming_a_file_outside_the_roots_is_refused(
     root, cache = tmp_path / "skills", tmp_path / "digests.json"
     make_catalog(root)
     FolderSource([root], digest_cache=cache).scan()
-    header, snapshot = cache.read_bytes().split(b"\n", 1)
+    honest = cache.read_bytes()
     secret = tmp_path / "secret.txt"
     secret.write_text("do not serve\n")
-    for tampered in (
-        snapshot.replace(b"{},[]]", b'{"scripts/run.py":"' + str(secret).encode() + b'"},[]]', 1),
-        snapshot.replace(b'"scripts/run.py"', b'"../../secret.txt"', 1),
-    ):
-        assert tampered != snapshot
-        cache.write_bytes(header + b"\n" + tampered)
+
+    def recorded_apart(row: SkillRow) -> SkillRow:
+        return row._replace(moved={"scripts/run.py": str(secret)})
+
+    def climbing_out(row: SkillRow) -> SkillRow:
+        return row._replace(rels=[r.replace("scripts/run.py", "../../secret.txt") for r in row.rels])
+
+    for tamper in (recorded_apart, climbing_out):
+        cache.write_bytes(honest)
+        header, snapshot = read_cache(cache)
+        rows = first_rows(snapshot)
+        rows[0] = tamper(rows[0])
+        write_cache(cache, header, snapshot)
+        assert cache.read_bytes() != honest
         with caplog.at_level(logging.WARNING, logger="skillwire.sources"):
             assert FolderSource([root], digest_cache=cache).restore() is None
         assert any("outside every root" in r.getMessage() for r in caplog.records)
@@ -251,10 +260,11 @@ def test_forged_frontmatter_that_python_calls_equal_is_replaced_by_the_parsed_on
     make_catalog(root)
     (root / "team" / "alpha" / "SKILL.md").write_text("---\nname: alpha\ndescription: Does alpha\nbeta: true\n---\n")
     FolderSource([root], digest_cache=cache).scan()
-    header, snapshot = cache.read_bytes().split(b"\n", 1)
-    forged = snapshot.replace(b'"beta":true', b'"beta":1', 1)
-    assert forged != snapshot
-    cache.write_bytes(header + b"\n" + forged)
+    header, snapshot = read_cache(cache)
+    rows = first_rows(snapshot)
+    assert '"beta":true' in rows[0].hint
+    rows[0] = rows[0]._replace(hint=rows[0].hint.replace('"beta":true', '"beta":1'))
+    write_cache(cache, header, snapshot)
     source = FolderSource([root], digest_cache=cache)
     if restore_first:
         restored = source.restore()
@@ -264,32 +274,30 @@ def test_forged_frontmatter_that_python_calls_equal_is_replaced_by_the_parsed_on
     assert fm["beta"] is True
 
 
-@pytest.mark.parametrize(
-    ("version", "columns"),
-    [(3, 12), (4, 12), (4, 13)],
-    ids=["version-3", "version-4-without-folders", "version-4-with-folders"],
-)
-def test_a_cache_in_an_older_row_layout_is_ignored_not_trusted(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture, version: int, columns: int
+@pytest.mark.parametrize("version", [3, 4, 5])
+def test_a_cache_in_an_older_layout_is_ignored_not_trusted(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, version: int
 ) -> None:
-    """A cache written with positional rows of another layout is never read (version 3; version 4 as two branches
-    wrote it: 12 columns, or 13 with empty folders): the warning says why, the scan indexes the disk, and the
-    cache is rewritten in the current layout (version 5: `SkillRow` with `folders`)."""
+    """A cache written in another layout is never read (3 to 5 held JSON rows; 6 holds columns): the warning
+    says why, the scan indexes the disk, and the cache is rewritten in the current layout."""
     root, cache = tmp_path / "skills", tmp_path / "digests.json"
     make_catalog(root)
     (root / "team" / "alpha" / "drafts").mkdir()
     FolderSource([root], digest_cache=cache).scan()
     header, _, body = cache.read_bytes().partition(b"\n")
-    assert b'"version":5' in header
-    doc = json.loads(body)
-    for part in doc["per_root"]:
-        part["skills"] = [row[:columns] for row in part["skills"]]
-    old = header.replace(b'"version":5', f'"version":{version}'.encode())
-    cache.write_bytes(old + b"\n" + json.dumps(doc).encode())
+    assert b'"version":6' in header
+    old = header.replace(b'"version":6', f'"version":{version}'.encode())
+    cache.write_bytes(old + b"\n" + body)
     with caplog.at_level(logging.WARNING, logger="skillwire.sources"):
         assert FolderSource([root], digest_cache=cache).restore() is None
     assert any(f"another layout (version {version})" in r.getMessage() for r in caplog.records)
     catalog = FolderSource([root], digest_cache=cache).scan()
-    assert b'"version":5' in cache.read_bytes().partition(b"\n")[0]
+    assert b'"version":6' in cache.read_bytes().partition(b"\n")[0]
     assert entries(catalog) == entries(FolderSource([root]).scan())
     assert catalog.is_directory("skill://team/alpha/drafts")
+
+
+def first_rows(snapshot: Snapshot) -> list[SkillRow]:
+    part = snapshot.per_root[0]
+    assert part is not None
+    return part.rows

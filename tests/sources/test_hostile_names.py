@@ -18,6 +18,7 @@ from skillwire.catalog import Catalog
 from skillwire.sources import filesystem
 from skillwire.sources.filesystem import FolderSource
 from skillwire.uri import canonical_uri
+from tests.support.digest_cache_file import read_cache, write_cache
 
 
 @pytest.fixture(autouse=True)
@@ -103,8 +104,8 @@ def test_a_name_that_is_not_utf8_survives_the_digest_cache(tmp_path: Path) -> No
     open(raw(root / "alpha", b"bad\xff.md"), "wb").close()
     cache = tmp_path / "digests.json"
     cold = FolderSource([root], digest_cache=cache).scan()
-    cache.read_bytes().decode("utf-8")
-    assert "\\udc" not in cache.read_text(encoding="utf-8")
+    header, snapshot = read_cache(cache)  # decoding checks every name is UTF-8
+    assert "\\udc" not in json.dumps([header, [(r.path, r.message) for r in snapshot.refusals]])
     source = FolderSource([root], digest_cache=cache)
     restored = source.restore()
     assert restored is not None
@@ -127,7 +128,11 @@ def test_a_digest_cache_from_before_cannot_publish_a_name_no_read_can_name(tmp_p
     cache = tmp_path / "digests.json"
     FolderSource([root], digest_cache=cache).scan()
     (root / "alpha" / "tabname.md").rename(root / "alpha" / "tab\tname.md")
-    cache.write_text(cache.read_text(encoding="utf-8").replace('"tabname.md"', '"tab\\tname.md"'), encoding="utf-8")
+    header, snapshot = read_cache(cache)
+    for part in snapshot.per_root:
+        for row in part.rows if part is not None else []:
+            row.rels[:] = [r.replace("tabname.md", "tab\tname.md") for r in row.rels]
+    write_cache(cache, header, snapshot)
     source = FolderSource([root], digest_cache=cache)
     restored = source.restore()
     for skill in restored.skills if restored is not None else []:

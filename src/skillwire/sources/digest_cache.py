@@ -20,8 +20,8 @@ file (a FIFO is never waited on, and never replaced). It is written atomically (
 temporary file renamed over it, readable by its owner only) after each full scan.
 
     cache = DigestCache.load(Path("~/.cache/skillwire/skills.json").expanduser())
-    snapshot = cache.snapshot()     # the decoded JSON, or None
-    cache.save(new_snapshot)
+    body = cache.body()             # the bytes after the header (the folder source's own layout), or None
+    cache.save_body(new_body, trusted_before_ns=[...])     # or snapshot() / save(): a body in JSON (git's)
 """
 
 from __future__ import annotations
@@ -43,9 +43,13 @@ logger = logging.getLogger(__name__)
 FileKey = tuple[int, int, int, int, int]  # (st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns)
 
 _FORMAT = "skillwire-digest-cache"
-_VERSION = 5  # 5: skill rows are `folder_snapshot.SkillRow` with `folders`; a cache of another version is ignored
+# 6: the folder snapshot in columns (`folder_cache_layout`); 5: JSON rows. A cache of another version is ignored.
+_VERSION = 6
 MAX_CACHE_BYTES = 1 << 30  # far above a 100,000-skill catalog's cache (about 100 MB); a larger file is not read
 RACY_NS = 2_000_000_000  # files changed less than this long before a scan are not trusted by their key
+# What decoding a hostile cache may raise (RecursionError: JSON nested past the interpreter's limit): caught, the
+# cache ignored, never a failed start.
+UNUSABLE = (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError, RecursionError)
 
 
 def ignored(path: object, why: str) -> None:
@@ -59,19 +63,19 @@ def file_key(st: os.stat_result) -> FileKey:
 
 
 class DigestCache:
-    """One cache file: its snapshot text, decoded only when asked for."""
+    """One cache file: the bytes of its snapshot, decoded only when asked for."""
 
     def __init__(
         self,
         path: Path,
-        snapshot: str | None = None,
+        body: bytes | None = None,
         trusted: list[int | None] | None = None,
         *,
         writable: bool = True,
     ) -> None:
         self.path = path
         self.writable = writable  # False when the path names something other than a regular file: left alone
-        self._text = snapshot  # until a save: then only its fingerprint is kept (100 MB at 100,000 skills)
+        self._body = body  # until a save: then only its fingerprint is kept (about 75 MB at 100,000 skills)
         self._written: bytes | None = None
         self.trusted_before_ns: list[int | None] = trusted or []
         """Per root: files whose times are older than this were hashed after their last change."""
@@ -91,7 +95,7 @@ class DigestCache:
             ignored(path, f"unreadable ({exc.strerror or exc})" + ("; it is left as it is" if unsafe else ""))
             return cls(path, writable=not unsafe)
         try:
-            header, _, snapshot = raw.partition(b"\n")
+            header, _, body = raw.partition(b"\n")
             doc = json.loads(header)
             if not isinstance(doc, dict) or doc.get("format") != _FORMAT:
                 raise ValueError("not a skillwire digest cache")
@@ -103,32 +107,39 @@ class DigestCache:
             trusted = doc["trusted_before_ns"]
             if not isinstance(trusted, list) or not all(t is None or type(t) is int for t in trusted):
                 raise ValueError("malformed header")
-            text = snapshot.decode("utf-8")
-        except (ValueError, TypeError, KeyError, IndexError) as exc:
+        except UNUSABLE as exc:
             ignored(path, f"corrupt ({exc})")
             return cls(path)
-        return cls(path, text, trusted)
+        return cls(path, body, trusted)
+
+    def body(self) -> bytes | None:
+        """The stored snapshot's bytes, as its writer laid them out (None if there are none)."""
+        return self._body
 
     def snapshot(self) -> Any:
         """The stored snapshot as decoded JSON (None if there is none or it does not decode)."""
-        if self._text is None:
+        if self._body is None:
             return None
         try:
-            return json.loads(self._text)
-        except ValueError as exc:
+            return json.loads(self._body)
+        except (ValueError, RecursionError) as exc:
             ignored(self.path, f"corrupt ({exc})")
             return None
 
     def save(self, snapshot: Any, *, trusted_before_ns: list[int | None]) -> None:
-        """Write `snapshot` (JSON-ready) atomically, unless the file already holds it; failures are logged.
+        """`save_body` of `snapshot` (JSON-ready) as compact JSON."""
+        text = json.dumps(snapshot, separators=(",", ":"))  # ASCII: lone surrogates are escaped, never raise
+        self.save_body(text.encode("ascii"), trusted_before_ns=trusted_before_ns)
+
+    def save_body(self, body: bytes, *, trusted_before_ns: list[int | None]) -> None:
+        """Write `body` atomically, unless the file already holds it; failures are logged.
 
         An unchanged snapshot is not rewritten even if `trusted_before_ns` moved on: the older
         times it keeps only make a later scan re-read a few more files, never fewer.
         """
-        text = json.dumps(snapshot, separators=(",", ":"))  # ASCII: lone surrogates are escaped, never raise
-        fingerprint = hashlib.sha256(text.encode("ascii")).digest()
-        if text == self._text or fingerprint == self._written or not self.writable:
-            self._text, self._written = None, fingerprint
+        fingerprint = hashlib.sha256(body).digest()
+        if body == self._body or fingerprint == self._written or not self.writable:
+            self._body, self._written = None, fingerprint
             return
         header = json.dumps(
             {"format": _FORMAT, "version": _VERSION, "trusted_before_ns": trusted_before_ns}, separators=(",", ":")
@@ -137,8 +148,9 @@ class DigestCache:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=self.path.name + ".", suffix=".tmp", dir=self.path.parent)
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(header + "\n" + text)  # compact JSON escapes newlines: the header is the first line
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(header.encode("ascii") + b"\n")  # compact JSON escapes newlines: the header is the first line
+                fh.write(body)
             os.replace(tmp, self.path)
             tmp = None
         except OSError as exc:
@@ -148,5 +160,5 @@ class DigestCache:
             if tmp is not None:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
-        self._text, self._written = None, fingerprint
+        self._body, self._written = None, fingerprint
         self.trusted_before_ns = trusted_before_ns

@@ -38,7 +38,6 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import anyio
 from anyio.abc import TaskStatus
@@ -49,8 +48,11 @@ from skillwire.manifest import Skill, SkillFile
 from skillwire.skill_rules import (
     shown_name,
 )
-from skillwire.sources.digest_cache import RACY_NS, DigestCache
+from skillwire.sources.digest_cache import RACY_NS, UNUSABLE, DigestCache
 from skillwire.sources.digest_cache import ignored as cache_ignored
+from skillwire.sources.folder_cache_layout import Snapshot
+from skillwire.sources.folder_cache_layout import decode as decode_snapshot
+from skillwire.sources.folder_cache_layout import encode as encode_snapshot
 from skillwire.sources.folder_incremental import outermost_regions, region_of, relative, rewalk
 from skillwire.sources.folder_index import index_skills
 from skillwire.sources.folder_records import (
@@ -115,7 +117,7 @@ class FolderSource(IncrementalSource, WatchableSource, RestorableSource):
         self._publish_refusals: list[Refusal] = []
         self._restored = False  # published from the digest cache's snapshot; nothing checked on disk yet
         # That snapshot, its catalog and the SKILL.md files read to make it, until the first scan.
-        self._restored_from: tuple[Any, Catalog, Checked] | None = None
+        self._restored_from: tuple[Snapshot, Catalog, Checked] | None = None
         self._distrust: set[str] = set()  # during update(): locations to read again whatever their stamp
         self._cache_reported = False
 
@@ -171,10 +173,7 @@ class FolderSource(IncrementalSource, WatchableSource, RestorableSource):
             self._restored, self._restored_from = False, None
             if cache is not None:
                 trusted = [s.trusted_before_ns if isinstance(s, RootState) else None for s in self._states]
-                cache.save(
-                    snapshot_of(self.roots, self._states, self._index, self._publish_refusals),
-                    trusted_before_ns=trusted,
-                )
+                self._save(cache, snapshot_of(self.roots, self._states, self._index, self._publish_refusals), trusted)
         return catalog
 
     def _priors_from(self, cache: DigestCache | None) -> list[Prior | None]:
@@ -182,19 +181,43 @@ class FolderSource(IncrementalSource, WatchableSource, RestorableSource):
 
         After `restore()`, its decoded snapshot and catalog are used, so the skills it published are shared."""
         none: list[Prior | None] = [None] * len(self.roots)
-        snapshot, restored, checked = self._restored_from or (cache.snapshot() if cache is not None else None, None, {})
-        if snapshot is None:
+        restored: Catalog | None = None
+        checked: Checked = {}
+        if self._restored_from is not None:
+            snapshot, restored, checked = self._restored_from
+        elif (found := self._snapshot_in(cache)) is not None:
+            snapshot = found
+        else:
             return none
         try:
             trusted = cache.trusted_before_ns if cache is not None else []
             priors = priors_of(snapshot, self.roots, trusted, restored, checked)
-        except (ValueError, TypeError, KeyError, IndexError, AttributeError, SkillError) as exc:
+        except (*UNUSABLE, SkillError) as exc:
             self._cache_ignored(f"unusable ({exc})")
             return none
         if priors is None:
             self._cache_ignored("it was written for other roots, or a root now resolves elsewhere")
             return none
         return priors
+
+    def _snapshot_in(self, cache: DigestCache | None) -> Snapshot | None:
+        """The snapshot the digest cache holds, decoded and its names checked (None, said once, if it does not)."""
+        body = cache.body() if cache is not None else None
+        if body is None:
+            return None
+        try:
+            return decode_snapshot(body)
+        except UNUSABLE as exc:
+            self._cache_ignored(f"corrupt ({type(exc).__name__}: {exc})")
+            return None
+
+    def _save(self, cache: DigestCache, snapshot: Snapshot, trusted: list[int | None]) -> None:
+        try:
+            body = encode_snapshot(snapshot)
+        except ValueError as exc:  # a name no URI carries: never served, so never in a row (said, not raised)
+            logger.warning("digest cache %s not written: %s", cache.path, exc)
+            return
+        cache.save_body(body, trusted_before_ns=trusted)
 
     def _cache_ignored(self, why: str) -> None:
         """Say once (at the default log level) that the digest cache is not used, and why."""
@@ -222,12 +245,12 @@ class FolderSource(IncrementalSource, WatchableSource, RestorableSource):
             return None
         cache = self._cache = self._cache or DigestCache.load(self.digest_cache_path)
         with _gc_paused():
-            snapshot = cache.snapshot()
+            snapshot = self._snapshot_in(cache)
             if snapshot is None:
                 return None
             try:
                 restored = restore_catalog(snapshot, self.roots, generation, time.time_ns() - RACY_NS)
-            except (ValueError, TypeError, KeyError, IndexError, AttributeError, SkillError) as exc:
+            except (*UNUSABLE, SkillError) as exc:
                 self._cache_ignored(f"unusable ({exc})")
                 return None
         if restored is None:

@@ -1,7 +1,7 @@
 """The folder source's snapshot in the digest cache: written after a scan, read back for a warm restart.
 
-Each served skill is one `SkillRow` (a named record; on disk a JSON array in field order, the cache header's
-version naming the layout, so a cache of another layout is ignored, never trusted). A row is a hint: its
+Each served skill is one `SkillRow` (on disk, columns of every skill and file: `folder_cache_layout`; the cache
+header's version names the layout, so a cache of another layout is ignored, never trusted). A row is a hint: its
 locations must lie inside a root as it resolves now, its frontmatter is parsed again from the SKILL.md bytes its
 digest names, and reads re-hash what they send.
 
@@ -12,16 +12,15 @@ digest names, and reads re-hash what they send.
 from __future__ import annotations
 
 import bisect
+import json
 import os
-import re
 import sys
-from array import array
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from skillwire.catalog import Catalog, Refusal
 from skillwire.digest import sha256_digest
@@ -37,6 +36,7 @@ from skillwire.skill_rules import (
 )
 from skillwire.sources import worker_pool
 from skillwire.sources.digest_cache import file_key
+from skillwire.sources.folder_cache_layout import RootRows, SkillRow, Snapshot
 from skillwire.sources.folder_records import (
     Built,
     FileRecord,
@@ -51,49 +51,14 @@ from skillwire.sources.folder_records import (
 )
 from skillwire.sources.ignore import IgnoreRules
 from skillwire.sources.safe_open import open_regular, read_at_most
-from skillwire.uri import SKILL_FILE, UNADDRESSABLE, directory_uri
-
-
-class SkillRow(NamedTuple):
-    """One served skill as the snapshot keeps it: where its folder is, its frontmatter, and its files as parallel
-    columns (in path order). On disk a JSON array in this field order (the cache header's version names it)."""
-
-    folder: str  # root-relative ("" for a root that is itself a skill)
-    skill_path: list[str]
-    frontmatter: dict[str, Any]  # a hint only: published frontmatter is parsed again from SKILL.md
-    line: int  # where the frontmatter starts in SKILL.md
-    real_dir: str  # the folder's resolved real path
-    no_rules: bool  # no .skillwireignore applies inside it (a skill with rules is re-walked, never trusted)
-    rels: list[str]
-    digests: list[str]
-    sizes: list[int]
-    mimes: list[str]
-    stamps: list[int]
-    moved: dict[str, str]  # files (by path in the skill) not at real_dir/path: followed links
-    folders: list[str]  # the skill's empty branches (`Skill.folders`: paths in the skill, sorted)
-
-    @classmethod
-    def decode(cls, item: Any) -> SkillRow:
-        """A row as JSON gave it, its shape checked (TypeError or ValueError otherwise; columns are checked by
-        `_served_rows` in bulk)."""
-        if not isinstance(item, list) or len(item) != len(cls._fields):
-            raise TypeError("malformed skill row")
-        row = cls(*item)
-        if not isinstance(row.frontmatter, dict) or not isinstance(row.moved, dict) or type(row.line) is not int:
-            raise TypeError("malformed skill")
-        if not isinstance(row.folder, str) or not isinstance(row.skill_path, list):
-            raise TypeError("malformed skill folder")
-        if not isinstance(row.folders, list):
-            raise TypeError("malformed folders")
-        return row
+from skillwire.uri import SKILL_FILE, directory_uri
 
 
 def snapshot_of(
     roots: Sequence[Path], states: Sequence[RootState | Refusal], index: dict[str, Built], refusals: Sequence[Refusal]
-) -> dict[str, Any]:
-    """What `restore` and the next scan need, JSON-ready: per root, each published skill as a `SkillRow`, and
-    the refusals."""
-    per_root: list[dict[str, Any] | None] = []
+) -> Snapshot:
+    """What `restore` and the next scan need: per root, each published skill as a `SkillRow`, and the refusals."""
+    per_root: list[RootRows | None] = []
     for state in states:
         if not isinstance(state, RootState):
             per_root.append(None)
@@ -107,99 +72,71 @@ def snapshot_of(
             members = state.files[lo:hi]  # in path order; a skill lists SKILL.md first
             cut = len(skill_dir) + 1 if skill_dir else 0
             md = state.files[bisect.bisect_left(state.rels, skill_dir + "/" + SKILL_FILE if cut else SKILL_FILE)]
-            row = SkillRow(
-                folder=skill_dir,
-                skill_path=list(built.skill.skill_path),
-                frontmatter=built.skill.frontmatter,
-                line=md.frontmatter[1] if isinstance(md.frontmatter, tuple) else 1,
-                real_dir=built.real_dir,
-                no_rules=not built.rules.specs,
-                rels=[rec.rel[cut:] for rec in members],
-                digests=[rec.digest or "" for rec in members],
-                sizes=[rec.size for rec in members],
-                mimes=[rec.mime for rec in members],
-                stamps=[rec.stamp or 0 for rec in members],
-                moved=built.moved or {},
-                folders=list(built.skill.folders),
+            rows.append(
+                SkillRow(
+                    folder=skill_dir,
+                    skill_path=built.skill.skill_path,
+                    hint=json.dumps(built.skill.frontmatter, separators=(",", ":")),
+                    line=md.frontmatter[1] if isinstance(md.frontmatter, tuple) else 1,
+                    real_dir=built.real_dir,
+                    no_rules=not built.rules.specs,
+                    rels=[rec.rel[cut:] for rec in members],
+                    digests=[rec.digest or "" for rec in members],
+                    sizes=[rec.size for rec in members],
+                    mimes=[rec.mime for rec in members],
+                    stamps=[rec.stamp or 0 for rec in members],
+                    moved=built.moved or {},
+                    folders=list(built.skill.folders),
+                )
             )
-            rows.append(list(row))
-        per_root.append({"real": state.real_root, "skills": rows})
-    return {
-        "roots": [os.path.abspath(r) for r in roots],
-        "stamps": STAMP_SCHEME,
-        "per_root": per_root,
-        "refusals": [[r.path, r.rule, r.message, r.line, r.skill] for r in refusals],
-    }
+        per_root.append(RootRows(state.real_root, rows))
+    return Snapshot([os.path.abspath(r) for r in roots], STAMP_SCHEME, per_root, list(refusals))
 
 
 # How stamps are made (hash of a tuple of ints): they are compared only if a snapshot was made the same way.
 STAMP_SCHEME = f"{sys.implementation.name}-{sys.hash_info.algorithm}-{sys.version_info[0]}.{sys.version_info[1]}"
 
 
-def _served_rows(snapshot: Any, roots: Sequence[Path]) -> list[tuple[int, SkillRow]] | None:
+def _served_rows(snapshot: Snapshot, roots: Sequence[Path]) -> list[tuple[int, SkillRow]] | None:
     """Every skill row of a snapshot taken for `roots`, with its root's index (None if taken for other roots).
 
-    Every location must lie inside its root as it resolves now: a cache file edited by someone
-    else must not be able to publish a file from anywhere on the disk."""
-    if not isinstance(snapshot, dict):
-        raise TypeError("the snapshot is not an object")
-    if snapshot.get("roots") != [os.path.abspath(r) for r in roots]:
+    Names were checked when the snapshot was decoded; every location recorded apart must lie inside its root as
+    it resolves now: a cache file edited by someone else must not be able to publish a file from anywhere on
+    the disk (a skill's usual folder is its root's real path and its folder name, which cannot climb out)."""
+    if snapshot.roots != [os.path.abspath(r) for r in roots]:
         return None
     rows: list[tuple[int, SkillRow]] = []
-    names: list[str] = []
-    for i, (root, part) in enumerate(zip(roots, snapshot["per_root"], strict=True)):
+    for i, (root, part) in enumerate(zip(roots, snapshot.per_root, strict=True)):
         if part is None:
             continue
         real_root = os.path.realpath(root)
-        if part["real"] != real_root:
+        if part.real != real_root:
             return None  # the root now resolves elsewhere: nothing recorded applies
-        for item in part["skills"]:
-            row = SkillRow.decode(item)
-            rels, digests, sizes, mimes, stamps, moved = (
-                row.rels,
-                row.digests,
-                row.sizes,
-                row.mimes,
-                row.stamps,
-                row.moved,
-            )
-            # str.join and array("q") check every item's type in C (TypeError otherwise): this runs per file.
-            joined = "\n".join(rels)
-            "".join(digests)
-            "".join(mimes)
-            array("q", sizes)
-            array("q", stamps)
-            if not len(rels) == len(digests) == len(sizes) == len(mimes) == len(stamps):
-                raise ValueError("columns of different lengths")
-            names.append(joined)
-            if row.folders:
-                names.append("\n".join(row.folders))  # checked as names like the files' (TypeError for a non-str)
-            names.append(row.folder)
-            for where in (row.real_dir, *moved.values()):
-                if not _safe_location(where, real_root):
-                    raise ValueError(f"location {where!r} is outside every root")
-            for where in moved.values():  # links, few: each must already be a resolved path (none on the way)
-                if os.path.realpath(where) != where:
-                    raise ValueError(f"location {shown_name(where)!r} is not a resolved path")
+        usual = real_root + "/"
+        for row in part.rows:
+            if row.moved or not (row.real_dir == real_root if row.folder == "" else row.real_dir == usual + row.folder):
+                for where in (row.real_dir, *row.moved.values()):
+                    if not _safe_location(where, real_root):
+                        raise ValueError(f"location {where!r} is outside every root")
+                for where in row.moved.values():  # links, few: each must already be a resolved path (none on the way)
+                    if os.path.realpath(where) != where:
+                        raise ValueError(f"location {shown_name(where)!r} is not a resolved path")
             rows.append((i, row))
-        root_is_skill = any(row.folder == "" for j, row in rows if j == i)
-        base = [os.path.basename(real_root)] if root_is_skill else []
-        for j, row in rows:  # the skill path follows from the folder: a row cannot publish a folder under another name
-            if j == i and row.skill_path != base + [p for p in row.folder.split("/") if p]:
-                raise ValueError(f"skill path {row.skill_path!r} does not match its folder")
-    every = "\n".join(names)
-    every.encode("utf-8")  # UnicodeEncodeError (a ValueError) for a name no URI can carry
-    if UNADDRESSABLE.search(every.replace("\n", "/")):  # nor can one that no read may name (a cache from before)
-        raise ValueError("a file name holds a control character or a backslash")
-    if _ESCAPING_REL.search(every):  # one pass over every file name: this runs at startup
-        raise ValueError("a file path climbs out of its skill folder (outside every root)")
     return rows
 
 
-def _skill_from_row(row: SkillRow) -> Skill:
+def hint_of(row: SkillRow) -> dict[str, Any]:
+    """The frontmatter a row recorded (only ever compared with what SKILL.md parses to); TypeError if not an object."""
+    found = json.loads(row.hint)
+    if not isinstance(found, dict):
+        raise TypeError("malformed frontmatter")
+    return found
+
+
+def _skill_from_row(row: SkillRow, frontmatter: dict[str, Any]) -> Skill:
     uris = file_uris(directory_uri(row.skill_path) + "/", row.rels)
     files = sorted(map(SkillFile, row.rels, uris, row.digests, row.sizes, row.mimes), key=manifest_order)
-    return Skill(tuple(row.skill_path), row.frontmatter, tuple(files), tuple(row.folders))
+    return Skill(row.skill_path, frontmatter, tuple(files), tuple(row.folders))
 
 
 _SkillMd = tuple[str, int, str, tuple[str, ...]]  # where a row's SKILL.md is, its size, digest, and the skill path
@@ -253,36 +190,23 @@ def check_skill_mds(wanted: list[_SkillMd | None]) -> list[_Parsed | None]:
     return [check_skill_md(w) for w in wanted]
 
 
-def _with_check(row: SkillRow, parsed: _Parsed | None, trusted_before_ns: int) -> tuple[SkillRow, int | None] | None:
-    if parsed is None:
-        return None
-    fm, line, key = parsed
-    stamp = hash(key) if key[3] < trusted_before_ns and key[4] < trusted_before_ns else None
-    return row._replace(frontmatter=fm, line=line), stamp
-
-
 _VERIFY_CHUNK = 256  # SKILL.md files per task handed to a worker
 
 
-def _verify_all(rows: Sequence[SkillRow], trusted_before_ns: int) -> list[tuple[SkillRow, int | None] | None]:
-    """Each row with the frontmatter parsed from its SKILL.md on disk, if those bytes are the ones it lists and pass
-    the frontmatter rules, and the stamp of the SKILL.md read (None if it changed after `trusted_before_ns`: too
-    recent to be known by its stamp); None for a row that fails. On every core when there are many."""
+def _verify_all(rows: Sequence[SkillRow], take: Callable[[int, list[_Parsed | None]], None]) -> None:
+    """Check each row's SKILL.md on disk (`check_skill_md`), on every core when there are many: `take(start, found)`
+    gets, in this process, the results for rows `start`, `start + 1`, ... as each chunk is done (in any order), so
+    what is made of them overlaps the checks still running in workers."""
     wanted = [_skill_md_of(row) for row in rows]
-    parsed: list[_Parsed | None] = [None] * len(rows)
     chunks = deque(range(0, len(rows), _VERIFY_CHUNK))
 
     def here(start: int) -> None:
-        parsed[start : start + _VERIFY_CHUNK] = check_skill_mds(wanted[start : start + _VERIFY_CHUNK])
+        take(start, check_skill_mds(wanted[start : start + _VERIFY_CHUNK]))
 
     def task(start: int) -> worker_pool.Task:
         return check_skill_mds, wanted[start : start + _VERIFY_CHUNK]
 
-    def apply(start: int, done: list[_Parsed | None]) -> None:
-        parsed[start : start + len(done)] = done
-
-    worker_pool.run_chunks(chunks, worker_pool.workers_for(len(rows)), here=here, task=task, apply=apply)
-    return [_with_check(row, p, trusted_before_ns) for row, p in zip(rows, parsed, strict=True)]
+    worker_pool.run_chunks(chunks, worker_pool.workers_for(len(rows)), here=here, task=task, apply=take)
 
 
 Checked = dict[tuple[int, str], tuple[int, tuple[dict[str, Any], int]]]
@@ -290,7 +214,7 @@ Checked = dict[tuple[int, str], tuple[int, tuple[dict[str, Any], int]]]
 
 
 def restore_catalog(
-    snapshot: Any, roots: Sequence[Path], generation: int, trusted_before_ns: int
+    snapshot: Snapshot, roots: Sequence[Path], generation: int, trusted_before_ns: int
 ) -> tuple[Catalog, list[str], Checked] | None:
     """The catalog a snapshot holds for `roots`, each skill built on first use, the skill folders left out
     because their SKILL.md did not match, and what was read of the others (None if taken for other roots)."""
@@ -300,22 +224,26 @@ def restore_catalog(
     rows: list[tuple[int, SkillRow]] = []
     dropped: list[str] = []
     checked: Checked = {}
-    for (i, row), verified in zip(found, _verify_all([row for _, row in found], trusted_before_ns), strict=True):
-        if verified is None:
-            dropped.append(os.path.join(str(roots[i]), row.folder) if row.folder else str(roots[i]))
-            continue
-        good, stamp = verified
-        rows.append((i, good))
-        if stamp is not None:
-            checked[i, row.folder] = (stamp, (good.frontmatter, good.line))
     where: dict[str, tuple[str, dict[str, str]]] = {}
     builders: list[tuple[str, Callable[[], Skill]]] = []
     dirs_by_root: dict[int, set[str]] = {}
-    for i, row in rows:
-        uri = directory_uri(row.skill_path) + "/" + SKILL_FILE
-        where[uri] = (row.real_dir, row.moved)
-        builders.append((uri, partial(_skill_from_row, row)))
-        dirs_by_root.setdefault(i, set()).add(row.folder)
+
+    def take(start: int, found_here: list[_Parsed | None]) -> None:
+        for (i, row), verified in zip(found[start : start + len(found_here)], found_here, strict=True):
+            if verified is None:
+                dropped.append(os.path.join(str(roots[i]), row.folder) if row.folder else str(roots[i]))
+                continue
+            fm, line, key = verified
+            if key[3] < trusted_before_ns and key[4] < trusted_before_ns:  # else too recent to be known by its stamp
+                checked[i, row.folder] = (hash(key), (fm, line))
+            rows.append((i, row))
+            uri = directory_uri(row.skill_path) + "/" + SKILL_FILE
+            where[uri] = (row.real_dir, row.moved)
+            builders.append((uri, partial(_skill_from_row, row, fm)))
+            dirs_by_root.setdefault(i, set()).add(row.folder)
+
+    _verify_all([row for _, row in found], take)
+    dropped.sort()
     # Distinct files: a nested skill's files are in its enclosing skill's row too, so count outermost rows only.
     memo: dict[str, bool] = {}
     files = sum(
@@ -323,18 +251,8 @@ def restore_catalog(
         for i, row in rows
         if not (row.folder and folder_in_skill(row.folder.rpartition("/")[0], dirs_by_root[i], memo))
     )
-    refusals = [_refusal_from(item) for item in snapshot["refusals"]]
+    refusals = [printable(r) for r in snapshot.refusals]
     return Catalog.deferred(builders, _RowLocator(where), refusals, generation, file_count=files), dropped, checked
-
-
-def _refusal_from(item: Any) -> Refusal:
-    """A refusal as the cache stored it, its types checked (TypeError otherwise) and its names printable."""
-    path, rule, message, line, skill = item
-    if not (isinstance(path, str) and isinstance(rule, str) and isinstance(message, str)):
-        raise TypeError("malformed refusal")
-    if not (line is None or type(line) is int) or type(skill) is not bool:
-        raise TypeError("malformed refusal")
-    return printable(Refusal(path, rule, message, line, skill))
 
 
 @dataclass(frozen=True, slots=True)
@@ -349,7 +267,7 @@ class _RowLocator:
 
 
 def priors_of(
-    snapshot: Any,
+    snapshot: Snapshot,
     roots: Sequence[Path],
     trusted: Sequence[int | None],
     restored: Catalog | None,
@@ -360,17 +278,17 @@ def priors_of(
     rows = _served_rows(snapshot, roots)
     if rows is None:
         return None
-    same_stamps = snapshot.get("stamps") == STAMP_SCHEME
+    same_stamps = snapshot.stamps == STAMP_SCHEME
     priors: list[Prior | None] = [
         Prior({}, {}, when, from_cache=True) if part is not None and when is not None and same_stamps else None
-        for part, when in zip(snapshot["per_root"], [*trusted, *[None] * len(roots)], strict=False)
+        for part, when in zip(snapshot.per_root, [*trusted, *[None] * len(roots)], strict=False)
     ]
     real_roots = [os.path.realpath(r) for r in roots]
     for i, row in rows:
         prior = priors[i]
         if prior is None:
             continue
-        skill_dir, _, frontmatter, line, real_dir, no_rules, rels, digests, sizes, mimes, stamps, moved, folders = row
+        skill_dir, _, _, line, real_dir, no_rules, rels, digests, sizes, mimes, stamps, moved, folders = row
         prefix = skill_dir + "/" if skill_dir else ""
         members = []
         for rel, digest, size, mime, stamp in zip(rels, digests, sizes, mimes, stamps, strict=True):
@@ -385,7 +303,7 @@ def priors_of(
                 else:
                     # Only compared: a scan from the cache reads and parses every SKILL.md again (small files)
                     # and keeps the skill only if this equals what the bytes say (see `index_skills`).
-                    rec.frontmatter = (frontmatter, line)
+                    rec.frontmatter = (hint_of(row), line)
             prior.records[rec.rel] = rec
             members.append(rec)
         members.sort(key=rel_of)
@@ -394,7 +312,7 @@ def priors_of(
         if rules is not None:
             skill = restored.skill(directory_uri(row.skill_path) + "/" + SKILL_FILE) if restored is not None else None
             prior.results[skill_dir] = Built(
-                skill or _skill_from_row(row),
+                skill or _skill_from_row(row, hint_of(row)),
                 moved or None,
                 display,
                 real_dir,
@@ -404,10 +322,6 @@ def priors_of(
                 signature_of(members, (), skill_dir, [prefix + f for f in folders]),
             )
     return priors
-
-
-# A root-relative path that climbs out ("..") or is absolute, one per line.
-_ESCAPING_REL = re.compile(r"(?m)(?:^|/)\.\.(?:/|$)|^/")
 
 
 def _safe_location(path: object, real_root: str) -> bool:
