@@ -73,10 +73,13 @@ def test_worker_processes_hash_every_file_as_the_serial_path_does(
     )
 
 
-def test_a_scan_hashing_in_worker_processes_publishes_the_serial_catalog(
+def test_a_rescan_hashing_in_worker_processes_publishes_the_serial_catalog(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The same skills, manifests, MIME types, directories and refusals, whichever path hashed the files."""
+    """The same skills, manifests, MIME types, directories and refusals, whichever path hashed the files a rescan
+    finds new (a cold scan walks and hashes on every core its own way: `test_folder_split`)."""
+    source = FolderSource([tmp_path])
+    source.scan()  # nothing there yet: every file is new to the rescan, read and hashed
     mixed_tree(tmp_path)
     serial = picture(FolderSource([tmp_path]).scan())
     monkeypatch.setattr(folder_pool, "CHUNK", 4)
@@ -89,7 +92,7 @@ def test_a_scan_hashing_in_worker_processes_publishes_the_serial_catalog(
         apply(chunk, done, errors)
 
     monkeypatch.setattr(folder_pool, "_apply", counted)
-    assert picture(FolderSource([tmp_path]).scan()) == serial
+    assert picture(source.scan(1)) == serial
     assert applied  # a worker process hashed some of the files
     assert {rule for _, rule, _ in serial["refusals"]} >= {"yaml-syntax", "frontmatter-missing"}
 

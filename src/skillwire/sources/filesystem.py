@@ -69,6 +69,7 @@ from skillwire.sources.folder_records import (
     signature_of,
 )
 from skillwire.sources.folder_snapshot import Checked, priors_of, restore_catalog, snapshot_of
+from skillwire.sources.folder_split import index_cold
 from skillwire.sources.folder_walk import walk_dir
 from skillwire.sources.ignore import IgnoreRules
 from skillwire.sources.port import (
@@ -346,8 +347,17 @@ class FolderSource(IncrementalSource, WatchableSource, RestorableSource):
         if not os.path.isdir(real_root):
             return Refusal(str(root), "root-not-folder", "root is not a folder")
         started = time.time_ns()
-        walk = Walk(root=real_root)
         project = IgnoreRules.empty() if self.project_ignores else None
+        if prior is None:  # nothing to go by: walk, read and hash on every core
+            return index_cold(
+                root,
+                real_root,
+                project=project,
+                progress=self.progress,
+                distrust=self._distrust,
+                trusted_before_ns=started - RACY_NS,
+            )
+        walk = Walk(root=real_root)
         walk_dir(walk, real_root, "", IgnoreRules.empty(), frozenset(), stat_files=False, project=project)
         walk.files.sort(key=rel_of)
         state = RootState(
@@ -367,13 +377,13 @@ class FolderSource(IncrementalSource, WatchableSource, RestorableSource):
             state,
             state.skill_dirs,
             state.files,
-            prior.records if prior is not None else {},
-            built_before=prior.results if prior is not None else {},
-            trusted_before_ns=prior.trusted_before_ns if prior is not None else 0,
+            prior.records,
+            built_before=prior.results,
+            trusted_before_ns=prior.trusted_before_ns,
             progress=self.progress,
             distrust=self._distrust,
-            recheck_skill_md=prior is not None and prior.from_cache,
-            checked=prior.checked if prior is not None else None,
+            recheck_skill_md=prior.from_cache,
+            checked=prior.checked,
         )
         return state
 

@@ -51,6 +51,7 @@ def index_skills(
     distrust: set[str],
     recheck_skill_md: bool = False,
     checked: set[str] | None = None,
+    known_errors: dict[str, OSError] | None = None,
 ) -> None:
     """Hash the files of `skill_dirs` found by a walk (`walked`, sorted), then build each skill into `state`.
 
@@ -58,7 +59,8 @@ def index_skills(
     With `recheck_skill_md` (`old` came from a digest cache), every SKILL.md is read and parsed again and
     its skill rebuilt unless the bytes give exactly the frontmatter recorded: a cache can pair true stamps
     with any text, so frontmatter is only ever published from the bytes on disk. SKILL.md files in
-    `checked` were read by `restore` in this process: their stamps are its own, so they need no second read."""
+    `checked` were read by `restore` in this process: their stamps are its own, so they need no second read.
+    `known_errors`: files already found unreadable (by path), hashed before this call and not in `walked`."""
     in_skill = set(state.rules)
     root_is_skill = "" in in_skill
     memo: dict[str, bool] = {}
@@ -122,8 +124,31 @@ def index_skills(
         kept = [f for f in state.files if id(f) not in vanished]
         state.files[:] = kept
         state.rels[:] = [f.rel for f in kept]
-    base: tuple[str, ...] = (os.path.basename(state.real_root),) if "" in state.rules else ()
+    if known_errors:
+        errors = {**known_errors, **errors}
+    build_skills(state, skill_dirs, errors, reread, built_before=built_before, vanished=bool(vanished))
+
+
+def build_skills(
+    state: RootState,
+    skill_dirs: Sequence[str],
+    errors: dict[str, OSError],
+    reread: set[str],
+    *,
+    built_before: dict[str, Built | Refusal],
+    vanished: bool,
+    root_is_skill: bool | None = None,
+) -> None:
+    """Build each skill of `skill_dirs` from `state`'s hashed files into `state.results` (unchanged ones shared
+    from `built_before`); with `vanished` (files gone since the walk), a skill whose SKILL.md went is dropped.
+
+    `errors`: files that could not be read, by path; `reread`: files read again whatever their stamp.
+    `root_is_skill`: whether the root folder is a skill (default: whether `state` holds it as one)."""
+    if root_is_skill is None:
+        root_is_skill = "" in state.rules
+    base: tuple[str, ...] = (os.path.basename(state.real_root),) if root_is_skill else ()
     display_root = str(state.root)
+    root_prefix = state.real_root + "/"
     gone: list[str] = []
     for skill_dir in skill_dirs:
         display = os.path.join(display_root, skill_dir) if skill_dir else display_root

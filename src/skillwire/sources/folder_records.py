@@ -60,6 +60,8 @@ class Walk:
     skill_rules: dict[str, tuple[str, IgnoreRules]] = field(default_factory=dict)
     linked: bool = False  # a symbolic link was followed: a path's location is not root + rel
     folders: list[str] = field(default_factory=list)  # empty branches: folders below which nothing was recorded
+    # Folders handed off to be walked elsewhere, and folders below which only those lie, children before parents.
+    deferred: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

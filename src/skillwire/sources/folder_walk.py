@@ -16,6 +16,7 @@ import errno
 import os
 import stat
 from collections.abc import Sequence
+from typing import Protocol
 
 from skillwire.catalog import Refusal
 from skillwire.skill_rules import (
@@ -43,6 +44,19 @@ PROJECT_DIRS = frozenset({"node_modules"})  # with project_ignores: never walked
 VENV_MARKER = "pyvenv.cfg"  # a folder holding it is a Python virtualenv (PEP 405)
 
 
+Descent = tuple[str, str, IgnoreRules, frozenset[tuple[int, int]], "IgnoreRules | None"]
+"""What `walk_dir` gets to walk one folder: its real location, root-relative path, rules, ancestors, project."""
+
+
+class Handoff(Protocol):
+    """Takes a folder the walk reached to be walked elsewhere (True), or leaves it to this walk (False).
+
+    Called where the walk would go into the folder, after every check on the way (ignore rules, links, loops), with
+    the arguments that walk would get; `fanout` is how many folders its parent lists (0 in a skill folder)."""
+
+    def __call__(self, walk: Walk, descent: Descent, *, fanout: int) -> bool: ...
+
+
 def walk_dir(
     walk: Walk,
     real_dir: str,
@@ -52,10 +66,13 @@ def walk_dir(
     *,
     stat_files: bool = True,
     project: IgnoreRules | None = None,
+    handoff: Handoff | None = None,
 ) -> None:
     """Record what is under `real_dir`. With `stat_files` False, regular files (known from the
     directory entry's type) are left un-stat'ed (key None): the scan stats each where it reads it.
-    `project`: the `.gitignore` rules in force while no skill has been entered (`project_ignores`), else None."""
+    `project`: the `.gitignore` rules in force while no skill has been entered (`project_ignores`), else None.
+    `handoff`: may take folders to be walked elsewhere; each taken goes to `walk.deferred`, and so does a folder
+    below which only taken folders lie (whether they are empty branches is known once their walks are back)."""
     try:
         with os.scandir(real_dir) as it:
             entries = list(it)  # in directory order: the scan sorts what it keeps
@@ -80,6 +97,9 @@ def walk_dir(
     root_prefix = walk.root + "/"
     at_usual_path = real_dir == (root_prefix + rel_dir if rel_dir else walk.root)  # so is every plain file here
     files = walk.files
+    fanout = 0
+    if handoff is not None and not any(e.name == SKILL_FILE for e in entries):  # a skill's folders stay together
+        fanout = sum(1 for e in entries if e.is_dir(follow_symlinks=False))
     for entry in entries:
         name = entry.name
         rel = prefix + name
@@ -133,10 +153,16 @@ def walk_dir(
                 continue
             if project is not None and _not_a_skill_tree(project, name, rel, location):
                 continue
-            found = (len(walk.files), len(walk.folders), len(walk.bad_paths))
-            walk_dir(walk, location, rel, rules, ancestors, stat_files=stat_files, project=project)
-            if found == (len(walk.files), len(walk.folders), len(walk.bad_paths)) and nameable_folder(rel):
-                walk.folders.append(rel)  # empty, or holding only ignored files: a directory all the same
+            if handoff is not None and handoff(walk, (location, rel, rules, ancestors, project), fanout=fanout):
+                walk.deferred.append(rel)
+                continue
+            found = (len(walk.files), len(walk.folders), len(walk.bad_paths), len(walk.deferred))
+            walk_dir(walk, location, rel, rules, ancestors, stat_files=stat_files, project=project, handoff=handoff)
+            if found[:3] == (len(walk.files), len(walk.folders), len(walk.bad_paths)):
+                if found[3] != len(walk.deferred):
+                    walk.deferred.append(rel)  # only folders walked elsewhere below it: decided when they are back
+                elif nameable_folder(rel):
+                    walk.folders.append(rel)  # empty, or holding only ignored files: a directory all the same
         elif stat.S_ISREG(st.st_mode):
             usual = location == root_prefix + rel
             record = FileRecord(rel, None if usual else location, st.st_size, hash(file_key(st)))

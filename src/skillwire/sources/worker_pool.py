@@ -38,12 +38,18 @@ Task = tuple[Callable[[Any], Any], Any]
 _Answers = queue.SimpleQueue[tuple[int, Any, bool]]  # (worker, result, True) or (worker, None, False): it ended
 
 
+def cores() -> int:
+    """The cores this process may run on; 1 where no worker process can be started (embedded: no interpreter)."""
+    count = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return count if sys.executable else 1
+
+
 def workers_for(items: int) -> int:
     """How many worker processes to use for `items` items (0: do them here)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    if items < PARALLEL_FROM or cores < 2 or not sys.executable:  # embedded: no interpreter to start
+    count = cores()
+    if items < PARALLEL_FROM or count < 2:
         return 0
-    return cores - 1
+    return count - 1
 
 
 def run_chunks(
@@ -53,12 +59,14 @@ def run_chunks(
     here: Callable[[C], None],
     task: Callable[[C], Task],
     apply: Callable[[C, Any], None],
+    share: bool = True,
 ) -> None:
     """Do every chunk: `here(chunk)` in this process, or `apply(chunk, result)` with the result of `task(chunk)`
     run by one of `workers` worker processes. Chunks are taken in order; answers are applied in each worker's
-    order. Returns when `chunks` is empty."""
+    order. With `share` False this process does chunks only once no worker is left (applying answers is work
+    enough for it). Returns when `chunks` is empty."""
     if workers > 0:
-        _with_workers(chunks, workers, here, task, apply)
+        _with_workers(chunks, workers, here, task, apply, share=share)
     while chunks:
         here(chunks.popleft())
 
@@ -126,6 +134,8 @@ def _with_workers(
     here: Callable[[C], None],
     task: Callable[[C], Task],
     apply: Callable[[C, Any], None],
+    *,
+    share: bool,
 ) -> None:
     """Chunks to `count` workers and here until none is left; what a worker that died had is put back at the
     front of `chunks` (and done here after)."""
@@ -145,7 +155,7 @@ def _with_workers(
             if not any(w.pending for w in workers):
                 return
             try:
-                number, result, ok = answers.get_nowait() if chunks else answers.get()
+                number, result, ok = answers.get_nowait() if chunks and share else answers.get()
             except queue.Empty:  # every worker is busy: do the next chunk here
                 here(chunks.popleft())
                 continue
