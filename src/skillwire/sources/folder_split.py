@@ -7,9 +7,11 @@ skills (`build_skills`) as each answer comes, while the workers go on. What come
 walk would have put it: bad paths at the place the folder was handed off (their order decides which refusal a
 skill reports), whether a folder is an empty branch decided children first, ignore rules, link and loop checks
 as the walk above it left them. A skill holding a handed-off folder has its other files hashed after, as the
-serial path does (`index_skills`). Until PARALLEL_FROM files are found, handed-off folders are walked here (a
-small tree starts no process); a worker that dies or answers nonsense costs time only: its folders are walked
-here.
+serial path does (`index_skills`).
+
+Workers start only for a tree that looks large (PARALLEL_FROM files, guessed from the first handed-off folder's
+listing or from the folders walked so far): a small tree is walked here alone. A worker that dies or answers
+nonsense costs time only: its folders are walked here.
 
     state = index_cold(root, real_root, project=None, progress=None, distrust=set(), trusted_before_ns=t)
 """
@@ -17,6 +19,7 @@ here.
 from __future__ import annotations
 
 import logging
+import os
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -38,7 +41,7 @@ logger = logging.getLogger(__name__)
 
 FANOUT = 8  # a folder listing at least this many folders hands them off (fewer: the walk goes into each here)
 TASKS_PER_FOLDER = 64  # the folders one folder hands off go out in about this many tasks (balance vs overhead)
-PARALLEL_FROM = worker_pool.PARALLEL_FROM  # files found before worker processes are started
+PARALLEL_FROM = worker_pool.PARALLEL_FROM  # files a tree is estimated to hold before worker processes are started
 
 _Task = tuple[str, list[Descent]]  # the real root and the folders to walk
 
@@ -123,8 +126,9 @@ def index_cold(
             return
         keep(group, decoded)
 
-    while groups and found[0] < PARALLEL_FROM:
-        here(groups.popleft())
+    if _first_guess(splitter.groups) < PARALLEL_FROM:
+        while groups and (found[1] == 0 or found[0] * len(splitter.groups) // found[1] < PARALLEL_FROM):
+            here(groups.popleft())  # until the groups done say the tree is large enough for worker processes
     if groups:
         cores = worker_pool.cores()
         task = partial(_task, real_root=real_root)
@@ -137,6 +141,21 @@ def index_cold(
         distrust=distrust,
         trusted_before_ns=trusted_before_ns,
     )
+
+
+def _first_guess(groups: Sequence[_Group]) -> int:
+    """How many files the handed-off folders may hold, before any is walked: as many as the first one lists, each.
+
+    A large tree shows it at once (a folder of 2,000 skill folders, or 100,000 skill folders of a few files), so
+    the workers start while this process walks the first folders; a small one is walked here alone."""
+    if not groups:
+        return 0
+    try:
+        with os.scandir(groups[0].folders[0][0]) as it:
+            listed = sum(1 for _ in it)
+    except OSError:
+        return 0
+    return listed * sum(len(group.folders) for group in groups)
 
 
 def _task(group: _Group, *, real_root: str) -> worker_pool.Task:

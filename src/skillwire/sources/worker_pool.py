@@ -63,8 +63,8 @@ def run_chunks(
 ) -> None:
     """Do every chunk: `here(chunk)` in this process, or `apply(chunk, result)` with the result of `task(chunk)`
     run by one of `workers` worker processes. Chunks are taken in order; answers are applied in each worker's
-    order. With `share` False this process does chunks only once no worker is left (applying answers is work
-    enough for it). Returns when `chunks` is empty."""
+    order. With `share` False this process does chunks only while the workers start (until the first answer)
+    and once no worker is left: applying answers is work enough for it. Returns when `chunks` is empty."""
     if workers > 0:
         _with_workers(chunks, workers, here, task, apply, share=share)
     while chunks:
@@ -146,6 +146,7 @@ def _with_workers(
             workers.append(_Worker(number, answers))
     except OSError as exc:  # no process can be started here (limits, a sandbox): go on with fewer
         logger.warning("working with %d worker process(es) of %d: %s", len(workers), count, exc)
+    sharing = True  # chunks are done here while the workers start; after their first answer, only if `share`
     try:
         while True:
             for worker in workers:
@@ -155,7 +156,7 @@ def _with_workers(
             if not any(w.pending for w in workers):
                 return
             try:
-                number, result, ok = answers.get_nowait() if chunks and share else answers.get()
+                number, result, ok = answers.get_nowait() if chunks and sharing else answers.get()
             except queue.Empty:  # every worker is busy: do the next chunk here
                 here(chunks.popleft())
                 continue
@@ -167,6 +168,7 @@ def _with_workers(
                 worker.pending.clear()
                 worker.alive = False
                 continue
+            sharing = share
             apply(worker.pending.popleft(), result)
     finally:
         for worker in workers:
