@@ -109,17 +109,22 @@ def scanned(root: Path, **options: Any) -> tuple[dict[str, Any], dict[str, Any],
     return picture(catalog), inside(source), list(catalog.refusals)
 
 
-def test_a_cold_scan_walking_in_worker_processes_equals_the_serial_scan(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Same skills, manifests, directories, refusals in the same order, records, bad paths in walk order, empty
-    branches, rules and links, whether folders were walked here or by two worker processes."""
+def serial_split_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Any]:
+    """`split_tree` made under `tmp_path`, and what the serial scan finds there."""
     root = tmp_path / "skills"
     (tmp_path / "outside.md").write_text("secret")
     split_tree(root, tmp_path / "outside.md")
     with monkeypatch.context() as patch:
         serial(patch)
-        expected = scanned(root)
+        return root, scanned(root)
+
+
+def test_a_cold_scan_walking_in_worker_processes_equals_the_serial_scan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Same skills, manifests, directories, refusals in the same order, records, bad paths in walk order, empty
+    branches, rules and links, whether folders were walked here or by two worker processes."""
+    root, expected = serial_split_tree(tmp_path, monkeypatch)
     sent: list[object] = []
     parallel(monkeypatch, sent)
     assert scanned(root) == expected
@@ -165,12 +170,7 @@ def test_folders_a_dead_worker_had_are_walked_by_the_scan_itself(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Workers that end at once (here `false` instead of Python) cost nothing but time."""
-    root = tmp_path / "skills"
-    (tmp_path / "outside.md").write_text("secret")
-    split_tree(root, tmp_path / "outside.md")
-    with monkeypatch.context() as patch:
-        serial(patch)
-        expected = scanned(root)
+    root, expected = serial_split_tree(tmp_path, monkeypatch)
     sent: list[object] = []
     parallel(monkeypatch, sent)
     monkeypatch.setattr(sys, "executable", "/bin/false")
@@ -183,12 +183,7 @@ def test_a_worker_answering_nonsense_has_its_folders_walked_here(
 ) -> None:
     """A worker that answers every task with something else (a wrong shape, wrong types) is not trusted: what it
     had is walked by the scan itself, and the catalog is the serial one."""
-    root = tmp_path / "skills"
-    (tmp_path / "outside.md").write_text("secret")
-    split_tree(root, tmp_path / "outside.md")
-    with monkeypatch.context() as patch:
-        serial(patch)
-        expected = scanned(root)
+    root, expected = serial_split_tree(tmp_path, monkeypatch)
     liar = tmp_path / "liar"
     liar.write_text(
         f"#!{sys.executable}\n"
