@@ -67,12 +67,14 @@ def walk_dir(
     stat_files: bool = True,
     project: IgnoreRules | None = None,
     handoff: Handoff | None = None,
+    ident: tuple[int, int] | None = None,
 ) -> None:
     """Record what is under `real_dir`. With `stat_files` False, regular files (known from the
     directory entry's type) are left un-stat'ed (key None): the scan stats each where it reads it.
     `project`: the `.gitignore` rules in force while no skill has been entered (`project_ignores`), else None.
     `handoff`: may take folders to be walked elsewhere; each taken goes to `walk.deferred`, and so does a folder
-    below which only taken folders lie (whether they are empty branches is known once their walks are back)."""
+    below which only taken folders lie (whether they are empty branches is known once their walks are back).
+    `ident`: `real_dir`'s (st_dev, st_ino) when the caller has just stat'ed it (one system call less per folder)."""
     try:
         with os.scandir(real_dir) as it:
             entries = list(it)  # in directory order: the scan sorts what it keeps
@@ -91,8 +93,10 @@ def walk_dir(
             )
     if project is not None:
         project = _project_rules(project, entries, real_dir, rel_dir)
-    here = os.stat(real_dir)
-    ancestors = ancestors | {(here.st_dev, here.st_ino)}
+    if ident is None:
+        here = os.stat(real_dir)
+        ident = (here.st_dev, here.st_ino)
+    ancestors = ancestors | {ident}
     prefix = rel_dir + "/" if rel_dir else ""
     root_prefix = walk.root + "/"
     at_usual_path = real_dir == (root_prefix + rel_dir if rel_dir else walk.root)  # so is every plain file here
@@ -119,7 +123,7 @@ def walk_dir(
             if not stat_files and not is_link and entry.is_file(follow_symlinks=False):
                 if not builtin_ignored(name, is_dir=False) and not (rules.specs and rules.ignored(rel, is_dir=False)):
                     record = FileRecord(rel, None if at_usual_path else entry.path)
-                    record.ident = hash((here.st_dev, entry.inode()))  # no system call: the directory entry's inode
+                    record.ident = hash((ident[0], entry.inode()))  # no system call: the directory entry's inode
                     files.append(record)
                     if name == SKILL_FILE:
                         walk.skill_dirs.append(rel_dir)
@@ -157,7 +161,17 @@ def walk_dir(
                 walk.deferred.append(rel)
                 continue
             found = (len(walk.files), len(walk.folders), len(walk.bad_paths), len(walk.deferred))
-            walk_dir(walk, location, rel, rules, ancestors, stat_files=stat_files, project=project, handoff=handoff)
+            walk_dir(
+                walk,
+                location,
+                rel,
+                rules,
+                ancestors,
+                stat_files=stat_files,
+                project=project,
+                handoff=handoff,
+                ident=(st.st_dev, st.st_ino),
+            )
             if found[:3] == (len(walk.files), len(walk.folders), len(walk.bad_paths)):
                 if found[3] != len(walk.deferred):
                     walk.deferred.append(rel)  # only folders walked elsewhere below it: decided when they are back
