@@ -236,3 +236,17 @@ def test_files_removed_between_a_handed_off_walk_and_its_read_are_just_gone(
     monkeypatch.setattr(folder_split, "FANOUT", 10**9)
     assert picture(catalog) == picture(FolderSource([root]).scan())
     assert [f[0] for f in inside(source)["files"]] == [f"team/{n}/SKILL.md" for n in "abde"]
+
+
+def test_progress_of_a_scan_on_every_core_ends_with_every_file_done(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The progress callback hears of the files read in worker processes, and its last call says all are done."""
+    root, _ = serial_split_tree(tmp_path, monkeypatch)
+    parallel(monkeypatch, [])
+    calls: list[tuple[int, int]] = []
+    FolderSource([root], progress=lambda done, total: calls.append((done, total))).scan()
+    assert len(calls) > 3
+    done, total = calls[-1]
+    assert done == total >= 30
+    assert all(d <= t for d, t in calls)

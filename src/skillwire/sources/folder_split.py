@@ -101,7 +101,7 @@ def index_cold(
     walk_dir(walk, real_root, "", IgnoreRules.empty(), frozenset(), stat_files=False, project=project, handoff=splitter)
     root_is_skill = "" in walk.skill_rules
     groups = deque(splitter.groups)
-    found = [len(walk.files), 0]  # files found, groups done
+    found = [len(walk.files), 0, 0]  # files found, groups done, files hashed
 
     decode = partial(
         _decode, root=root, real_root=real_root, trusted_before_ns=trusted_before_ns, root_is_skill=root_is_skill
@@ -111,8 +111,9 @@ def index_cold(
         group.done = decoded
         found[0] += sum(len(d.state.files) + d.vanished for d in decoded)
         found[1] += 1
+        found[2] += sum(_hashed(d) for d in decoded)
         if progress is not None:  # the total is not known before the walk ends: estimated from the groups done
-            progress(found[0], max(found[0], found[0] * len(splitter.groups) // found[1]))
+            progress(found[2], max(found[2], found[2] * len(splitter.groups) // found[1]))
 
     def here(group: _Group) -> None:
         keep(group, decode(group=group, answers=walk_folders((real_root, group.folders))))
@@ -289,7 +290,7 @@ def _join(
         cut = at
     bad.extend(walk.bad_paths[cut:])
     rest = [*walk.files, *(f for d in done for f in d.unhashed)]
-    hashed = sum(len(d.state.files) for d in done) - (len(rest) - len(walk.files))
+    hashed = sum(map(_hashed, done))
     files = [*walk.files, *(f for d in done for f in d.state.files)]
     files.sort(key=rel_of)  # runs already sorted: a merge
     handed = dict(
@@ -338,6 +339,11 @@ def _join(
         known_errors=errors,
     )
     return state
+
+
+def _hashed(done: _Done) -> int:
+    """How many files a worker read for a handed-off folder (vanished ones included: they were tried)."""
+    return len(done.state.files) - len(done.unhashed) + done.vanished
 
 
 def _empty_branches(deferred: Sequence[str], handed: dict[str, bool]) -> list[str]:
