@@ -25,6 +25,8 @@ def split_tree(root: Path, outside: Path) -> None:
     mixed_tree(root)
     (root / "team/.skillwireignore").write_text("*.tmp\nskip-me/\n")  # rules from above a handed-off folder
     (root / "team/s2/x.tmp").write_text("ignored")
+    (root / "team/s2/.skillwireignore").write_text("*.log\n")  # rules of a skill inside a handed-off folder
+    (root / "team/s2/x.log").write_text("ignored")
     (root / "team/s3/skip-me").mkdir()
     (root / "team/s3/skip-me/gone.md").write_text("ignored")
     (root / "team/s3/only-ignored").mkdir()  # an empty branch: it holds only ignored files
