@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -72,6 +72,22 @@ def dump_dom(tmp_path: Path, url: str) -> str:
     return dom
 
 
+Dom = Callable[[str], str]
+
+
+@pytest.fixture(scope="module")
+def page_dom(server: HttpServer, tmp_path_factory: pytest.TempPathFactory) -> Dom:
+    """The DOM Chromium builds for a path of the module's server, built once per path: the server is read-only."""
+    built: dict[str, str] = {}
+
+    def of(path: str) -> str:
+        if path not in built:
+            built[path] = dump_dom(tmp_path_factory.mktemp("chromium"), base_url(server) + path)
+        return built[path]
+
+    return of
+
+
 def screenshot(tmp_path: Path, url: str, name: str) -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     target = ARTIFACTS / name
@@ -88,8 +104,8 @@ def items(dom: str) -> dict[str, bool]:
     return {name: not hidden for hidden, name in found}
 
 
-def test_index_loads_and_lists_every_skill(server: HttpServer, tmp_path: Path) -> None:
-    dom = dump_dom(tmp_path, base_url(server) + "/")
+def test_index_loads_and_lists_every_skill(server: HttpServer, page_dom: Dom, tmp_path: Path) -> None:
+    dom = page_dom("/")
     shown = items(dom)
     assert {"alpha", "beta", "evil", "pdf-processing", "code-review", "refunds"} <= set(shown)
     assert all(shown.values()), shown
@@ -97,22 +113,22 @@ def test_index_loads_and_lists_every_skill(server: HttpServer, tmp_path: Path) -
     screenshot(tmp_path, base_url(server) + "/", "catalog-page.png")
 
 
-def test_search_filters_by_name_and_description(server: HttpServer, tmp_path: Path) -> None:
-    by_name = items(dump_dom(tmp_path, base_url(server) + "/?q=pdf"))
+def test_search_filters_by_name_and_description(server: HttpServer, page_dom: Dom, tmp_path: Path) -> None:
+    by_name = items(page_dom("/?q=pdf"))
     assert [n for n, visible in by_name.items() if visible] == ["pdf-processing"], by_name
     assert len(by_name) > 1  # the others are still in the page, hidden
-    dom = dump_dom(tmp_path, base_url(server) + "/?q=release%20notes")  # words from beta's description
+    dom = page_dom("/?q=release%20notes")  # words from beta's description
     by_description = items(dom)
     assert [n for n, visible in by_description.items() if visible] == ["beta"], by_description
     assert f"1 of {len(by_description)} skills" in dom
-    nothing = dump_dom(tmp_path, base_url(server) + "/?q=zzzz-no-such-skill")
+    nothing = page_dom("/?q=zzzz-no-such-skill")
     assert not any(items(nothing).values())
     assert '<p id="none">No skill matches.</p>' in nothing
     screenshot(tmp_path, base_url(server) + "/?q=review", "catalog-search.png")
 
 
-def test_skill_page_shows_rendered_skill_md_and_file_table(server: HttpServer, tmp_path: Path) -> None:
-    dom = dump_dom(tmp_path, base_url(server) + "/skills/alpha")
+def test_skill_page_shows_rendered_skill_md_and_file_table(server: HttpServer, page_dom: Dom, tmp_path: Path) -> None:
+    dom = page_dom("/skills/alpha")
     assert "<h1>alpha</h1>" in dom
     assert "<h2>Alpha charts</h2>" in dom
     assert "<li>open the sheet</li>" in dom
@@ -123,22 +139,24 @@ def test_skill_page_shows_rendered_skill_md_and_file_table(server: HttpServer, t
     screenshot(tmp_path, base_url(server) + "/skills/alpha", "catalog-skill.png")
 
 
-def test_skill_page_shows_tables_quotes_rules_and_safe_links_in_the_browser(server: HttpServer, tmp_path: Path) -> None:
+def test_skill_page_shows_tables_quotes_rules_and_safe_links_in_the_browser(
+    server: HttpServer, page_dom: Dom, tmp_path: Path
+) -> None:
     """SKILL.md rendered by markdown-it-py: what Chromium builds from it (issue 11)."""
-    dom = dump_dom(tmp_path, base_url(server) + "/skills/alpha")
+    dom = page_dom("/skills/alpha")
     body = dom[dom.index('id="skill-md"') :]
     assert re.search(r"<table>\s*<thead>\s*<tr>\s*<th>Chart</th>", body)
     assert re.search(r"<blockquote>\s*<p>Check the axis labels.</p>\s*</blockquote>", body)
     assert "<hr>" in body
     assert '<a href="https://example.com/guide" rel="noopener noreferrer nofollow">the guide</a>' in body
-    index = dump_dom(tmp_path, base_url(server) + "/")
+    index = page_dom("/")
     assert "use 1-64 lowercase letters, digits and single hyphens" in index[index.index('id="refused"') :]
     screenshot(tmp_path, base_url(server) + "/skills/alpha", "catalog-markdown.png")
 
 
-def test_html_injection_is_shown_as_text_in_the_browser(server: HttpServer, tmp_path: Path) -> None:
+def test_html_injection_is_shown_as_text_in_the_browser(server: HttpServer, page_dom: Dom, tmp_path: Path) -> None:
     for path in ("/", "/skills/evil"):
-        dom = dump_dom(tmp_path, base_url(server) + path)
+        dom = page_dom(path)
         main = dom[dom.index("<main>") : dom.index("</main>")]
         assert "<img" not in main, path
         assert "<script" not in main, path
