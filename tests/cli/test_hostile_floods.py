@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+from collections.abc import Iterator
 from typing import Literal
 
 import pytest
@@ -28,28 +29,37 @@ def _skillwire(*args: str) -> list[str]:
     return [sys.executable, "-m", "skillwire", *args]
 
 
+@pytest.fixture(scope="module")
+def huge_read_url() -> Iterator[str]:
+    """One hostile HTTP server answering every read with the flood, for the tests that only read from it."""
+    with hostile_http("huge-read", *FLOOD) as url:
+        yield url
+
+
 @pytest.mark.parametrize("wire", WIRES)
-def test_inspect_verify_of_a_huge_answer_to_a_101_byte_entry_stays_small(wire: Wire) -> None:
+def test_inspect_verify_of_a_huge_answer_to_a_101_byte_entry_stays_small(
+    wire: Wire, request: pytest.FixtureRequest
+) -> None:
     """Attack: a 64 MiB answer for a 101-byte SKILL.md (500 MB took inspect --verify to 3.7 GB); it is cut off."""
     if wire == "stdio":
         run = run_measured(_skillwire("inspect", shlex.join(hostile_command("huge-read", *FLOOD)), "--verify"))
     else:
-        with hostile_http("huge-read", *FLOOD) as url:
-            run = run_measured(_skillwire("inspect", url, "--verify"))
+        url = request.getfixturevalue("huge_read_url")
+        run = run_measured(_skillwire("inspect", url, "--verify"))
     assert run.returncode == 1, run.stdout + run.stderr
     assert f"FAIL skill://huge/SKILL.md: {CUT_OFF}" in run.stdout.splitlines()
     assert run.peak_rss_mib < PEAK_RSS_MIB
 
 
 @pytest.mark.parametrize("wire", WIRES)
-def test_host_load_of_a_huge_answer_to_a_101_byte_entry_stays_small(wire: Wire) -> None:
+def test_host_load_of_a_huge_answer_to_a_101_byte_entry_stays_small(wire: Wire, request: pytest.FixtureRequest) -> None:
     """Attack: a 64 MiB answer for a 101-byte SKILL.md (500 MB took host --load to 2.6 GB); the load is refused."""
     if wire == "stdio":
         server = f"h={shlex.join(hostile_command('huge-read', *FLOOD))}"
         run = run_measured(_skillwire("host", "--server", server, "--load", "h:huge", "--yes"))
     else:
-        with hostile_http("huge-read", *FLOOD) as url:
-            run = run_measured(_skillwire("host", "--server", f"h={url}", "--load", "h:huge", "--yes"))
+        url = request.getfixturevalue("huge_read_url")
+        run = run_measured(_skillwire("host", "--server", f"h={url}", "--load", "h:huge", "--yes"))
     assert run.returncode == 1, run.stdout + run.stderr
     assert f"skillwire: skill://huge/SKILL.md: {CUT_OFF}" in run.stderr.splitlines()
     assert run.peak_rss_mib < PEAK_RSS_MIB
