@@ -208,7 +208,8 @@ async def hostile_host(
             yield host, server
     elif transport == "stdio":
         async with Host(**options) as host:
-            await host.add_server(label, hostile_command(scenario, *server_options))
+            argv = hostile_command(scenario, *server_options, "--exit-on-hangup")  # a flood ends with its client
+            await host.add_server(label, argv)
             yield host, None
     else:
         with hostile_http(scenario, *server_options) as url:
