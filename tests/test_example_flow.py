@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 from collections.abc import AsyncIterator, Iterator
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,8 +67,9 @@ TTL_MS = 300_000
 CACHE_SCOPE = "public"
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def anyio_backend() -> str:
+    """Module scope, so the read-only tests can share one connection per transport and mode."""
     return "asyncio"
 
 
@@ -81,20 +82,41 @@ class Served:
         return connect(self.target, mode=mode)
 
 
-@pytest.fixture(params=TRANSPORTS)
-def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Served]:
-    """A fresh copy of the spec's pdf-processing skill, served over the parametrized transport."""
-    transport: Transport = request.param
-    root = tmp_path / "skills"
+@contextmanager
+def serve_spec_example(transport: Transport, base: Path) -> Iterator[Served]:
+    """A fresh copy of the spec's pdf-processing skill under `base`, served over `transport`."""
+    root = base / "skills"
     skill_dir = root / "pdf-processing"
     shutil.copytree(EXAMPLE_SKILLS / "pdf-processing", skill_dir)
-    with serve_target(transport, [root], tmp_path / "logs") as target:
+    with serve_target(transport, [root], base / "logs") as target:
         yield Served(target, skill_dir)
 
 
-@pytest.fixture
-async def modern(served: Served) -> AsyncIterator[Client]:
-    async with served.client("modern") as client:
+@pytest.fixture(params=TRANSPORTS)
+def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Served]:
+    """A private copy served over the parametrized transport, for a test that changes the skill on disk."""
+    with serve_spec_example(request.param, tmp_path) as served:
+        yield served
+
+
+@pytest.fixture(scope="module", params=TRANSPORTS)
+def shared(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """One server per transport for the module's read-only tests, which never change the skill."""
+    with serve_spec_example(request.param, tmp_path_factory.mktemp(f"shared-{request.param}")) as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+async def modern(shared: Served) -> AsyncIterator[Client]:
+    """One modern (server/discover) connection per transport, shared by read-only tests."""
+    async with shared.client("modern") as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+async def legacy(shared: Served) -> AsyncIterator[Client]:
+    """One legacy (initialize) connection per transport, shared by read-only tests."""
+    async with shared.client("legacy") as client:
         yield client
 
 
@@ -137,20 +159,18 @@ async def test_discover_declares_extension_and_resources(modern: Client) -> None
     assert capabilities.resources is not None, "declaring the extension requires the resources capability"
 
 
-async def test_legacy_initialize_declares_extension_and_resources(served: Served) -> None:
-    async with served.client("legacy") as client:
-        initialized = client.session.initialize_result
-        assert initialized is not None
-        capabilities = client.server_capabilities
-        assert capabilities.extensions is not None, "the initialize result declares no extensions"
-        assert capabilities.extensions.get(EXTENSION_ID) == {"directoryRead": True}
-        assert capabilities.resources is not None
+async def test_legacy_initialize_declares_extension_and_resources(legacy: Client) -> None:
+    initialized = legacy.session.initialize_result
+    assert initialized is not None
+    capabilities = legacy.server_capabilities
+    assert capabilities.extensions is not None, "the initialize result declares no extensions"
+    assert capabilities.extensions.get(EXTENSION_ID) == {"directoryRead": True}
+    assert capabilities.resources is not None
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_skills_list_is_the_specs_entry(served: Served, mode: Mode) -> None:
-    async with served.client(mode) as client:
-        listing = await skills_list(client)
+async def test_skills_list_is_the_specs_entry(modern: Client, legacy: Client, mode: Mode) -> None:
+    listing = await skills_list(modern if mode == "modern" else legacy)
     raw = listing.model_dump(mode="json", by_alias=True, exclude_unset=True)
     assert canonical_json(listing.skills) == canonical_json([SPEC_ENTRY])
     assert listing.skills[0]["resources"] == SPEC_RESOURCES, "SKILL.md first, then the templates, as in the spec"
@@ -165,9 +185,8 @@ async def test_skills_list_is_the_specs_entry(served: Served, mode: Mode) -> Non
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_read_skill_md_is_the_specs_text(served: Served, mode: Mode) -> None:
-    async with served.client(mode) as client:
-        result = await resources_read(client, SKILL_URI)
+async def test_read_skill_md_is_the_specs_text(modern: Client, legacy: Client, mode: Mode) -> None:
+    result = await resources_read(modern if mode == "modern" else legacy, SKILL_URI)
     raw = result.model_dump(mode="json", by_alias=True, exclude_unset=True)
     assert result.contents == [{"uri": SKILL_URI, "mimeType": "text/markdown", "text": SKILL_MD_TEXT}]
     assert len(SKILL_MD_TEXT.encode()) == 151

@@ -98,6 +98,13 @@ async def client(target: ServerTarget) -> AsyncIterator[Client]:
         yield connected
 
 
+@pytest.fixture(scope="module")
+async def legacy_client(target: ServerTarget) -> AsyncIterator[Client]:
+    """One legacy (initialize) connection per transport, for the cases that run in both modes."""
+    async with connect(target, mode="legacy") as connected:
+        yield connected
+
+
 # "{secret}" and "{root}" stand for the absolute paths of the canary file and the served root.
 HOSTILE_URIS: list[tuple[str, object]] = [
     ("dotdot", "skill://pdf-processing/../../etc/passwd"),
@@ -225,10 +232,10 @@ async def _expect_invalid_params(
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_unknown_skill_error(target: ServerTarget, layout: Layout, mode: Mode) -> None:
+async def test_unknown_skill_error(client: Client, legacy_client: Client, layout: Layout, mode: Mode) -> None:
     uri = "skill://acme/billing/chargebacks/SKILL.md"
-    async with connect(target, mode=mode) as client:
-        err = await _expect_invalid_params(layout, client, "skills/get", {"uri": uri})
+    connected = client if mode == "modern" else legacy_client
+    err = await _expect_invalid_params(layout, connected, "skills/get", {"uri": uri})
     assert err.message == f"No skill is served at {uri}"
 
 
@@ -242,10 +249,10 @@ async def test_skills_get_of_what_is_not_a_skill_md(client: Client, layout: Layo
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_not_a_directory_error(target: ServerTarget, layout: Layout, mode: Mode) -> None:
+async def test_not_a_directory_error(client: Client, legacy_client: Client, layout: Layout, mode: Mode) -> None:
     uri = "skill://pdf-processing/SKILL.md"
-    async with connect(target, mode=mode) as client:
-        err = await _expect_invalid_params(layout, client, "resources/directory/read", {"uri": uri})
+    connected = client if mode == "modern" else legacy_client
+    err = await _expect_invalid_params(layout, connected, "resources/directory/read", {"uri": uri})
     assert err.message == f"{uri} is not a directory resource"
 
 

@@ -43,7 +43,8 @@ async def hostile_client(
 ) -> AsyncIterator[SkillsClient]:
     """A SkillsClient connected to the hostile server for `scenario`, run as a real process over `wire`."""
     if wire == "stdio":
-        async with SkillsClient.connect(hostile_command(scenario, *options), limits=limits) as client:
+        argv = hostile_command(scenario, *options, "--exit-on-hangup")  # a flood ends with its client, not 2 s later
+        async with SkillsClient.connect(argv, limits=limits) as client:
             yield client
     else:
         with hostile_http(scenario, *options) as url:

@@ -79,7 +79,7 @@ EXAMPLE_HANDLES = [
 ]
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def anyio_backend() -> str:
     return "asyncio"
 
@@ -132,6 +132,22 @@ def skills_dir(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.fixture(scope="module")
+def shared_skills(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of examples/skills that no test changes, for the tests that only read it."""
+    root = tmp_path_factory.mktemp("shared") / "skills"
+    shutil.copytree(EXAMPLE_SKILLS, root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def shared_http(shared_skills: Path) -> Iterator[str]:
+    """One `skillwire serve --http` of `shared_skills` for the module's read-only tests: its URL."""
+    with http_server([shared_skills], "--quiet") as server:
+        yield server.url
+        server.assert_alive()
+
+
 @pytest.fixture
 def in_repo(monkeypatch: pytest.MonkeyPatch) -> None:
     """Stdio servers are spawned from the repository root (so `-m tests.support.hostile` resolves)."""
@@ -152,9 +168,25 @@ def skillwire_target(transport: Transport, root: Path) -> Iterator[str | list[st
 async def docs_host(transport: Transport, root: Path, **options: Any) -> AsyncIterator[Host]:
     """A Host with `skillwire serve ROOT` connected as `docs`."""
     with skillwire_target(transport, root) as target:
-        async with Host(**options) as host:
-            await host.add_server("docs", target)
+        async with connected_host(target, **options) as host:
             yield host
+
+
+@asynccontextmanager
+async def connected_host(target: str | list[str], **options: Any) -> AsyncIterator[Host]:
+    """A Host with `target` (a URL or a stdio command) connected as `docs`."""
+    async with Host(**options) as host:
+        await host.add_server("docs", target)
+        yield host
+
+
+@pytest.fixture(params=TRANSPORTS)
+def read_only_target(request: pytest.FixtureRequest, shared_skills: Path) -> str | list[str]:
+    """The unchanged examples over the parametrized transport: the module's HTTP server, or a stdio command."""
+    if request.param == "http":
+        url: str = request.getfixturevalue("shared_http")
+        return url
+    return serve_command([shared_skills], "--quiet")
 
 
 @asynccontextmanager
@@ -176,7 +208,8 @@ async def hostile_host(
             yield host, server
     elif transport == "stdio":
         async with Host(**options) as host:
-            await host.add_server(label, hostile_command(scenario, *server_options))
+            argv = hostile_command(scenario, *server_options, "--exit-on-hangup")  # a flood ends with its client
+            await host.add_server(label, argv)
             yield host, None
     else:
         with hostile_http(scenario, *server_options) as url:
@@ -196,14 +229,11 @@ def approve_in(store: MemoryApprovalStore, host: Host, ref: str) -> SkillKey:
 # -- skillwire's own server over stdio and HTTP ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_catalog_lists_every_skill_with_its_origin_and_reads_nothing(
-    transport: Transport, skills_dir: Path
-) -> None:
+async def test_catalog_lists_every_skill_with_its_origin_and_reads_nothing(read_only_target: str | list[str]) -> None:
     """Spec MUST (Lazy Retrieval): no file is retrieved on connection, on listing, or at approval.
     Spec MUST (Security, origin is visible): every skill is presented with its originating server's label."""
     prompt = ScriptedPrompt()
-    async with docs_host(transport, skills_dir, prompt=prompt) as host:
+    async with connected_host(read_only_target, prompt=prompt) as host:
         prompt.host = host
         catalog = host.catalog()
         assert [item.handle for item in catalog] == EXAMPLE_HANDLES
@@ -444,36 +474,37 @@ async def test_removing_a_server_deletes_its_cache_and_approvals(skills_dir: Pat
             await host.load_skill("docs:pdf-processing")
 
 
-async def test_the_same_uri_from_two_servers_is_two_skills(skills_dir: Path, tmp_path: Path) -> None:
+async def test_the_same_uri_from_two_servers_is_two_skills(
+    shared_skills: Path, shared_http: str, tmp_path: Path
+) -> None:
     """Spec MUST (Skill URIs): identity is (server label, uri) in the registry, approvals and cache; same-URI
     skills from two servers land at distinct cache paths from which the server is recoverable.
     Spec MUST (Names): a bare name shared across origins resolves only per origin."""
     cache = SkillCache(tmp_path / "cache")
     prompt = ScriptedPrompt()
-    with skillwire_target("http", skills_dir) as http_url:
-        async with Host(prompt=prompt, cache=cache) as host:
-            await host.add_server("a", serve_command([skills_dir], "--quiet"))
-            await host.add_server("b", http_url)
-            pdf = [item for item in host.catalog() if item.uri == PDF]
-            assert [(i.handle, i.origin) for i in pdf] == [("a:pdf-processing", "a"), ("b:pdf-processing", "b")]
-            assert host.registry.get(SkillKey("a", PDF)) is not None
-            assert host.registry.get(SkillKey("b", PDF)) is not None
-            with pytest.raises(AmbiguousSkillName) as ambiguous:
-                await host.load_skill("pdf-processing")
-            assert ambiguous.value.handles == ("a:pdf-processing", "b:pdf-processing")
+    async with Host(prompt=prompt, cache=cache) as host:
+        await host.add_server("a", serve_command([shared_skills], "--quiet"))
+        await host.add_server("b", shared_http)
+        pdf = [item for item in host.catalog() if item.uri == PDF]
+        assert [(i.handle, i.origin) for i in pdf] == [("a:pdf-processing", "a"), ("b:pdf-processing", "b")]
+        assert host.registry.get(SkillKey("a", PDF)) is not None
+        assert host.registry.get(SkillKey("b", PDF)) is not None
+        with pytest.raises(AmbiguousSkillName) as ambiguous:
+            await host.load_skill("pdf-processing")
+        assert ambiguous.value.handles == ("a:pdf-processing", "b:pdf-processing")
 
-            for label in ("a", "b"):
-                loaded = await host.load_skill(f"{label}:pdf-processing")
-                assert loaded.text.startswith(f'<skill-content origin="mcp:{label}"')
-                await host.read_skill_file(f"{label}:pdf-processing", "templates/invoice.md")
-            assert [r.key for r in prompt.skills] == [SkillKey("a", PDF), SkillKey("b", PDF)]
-            paths = {label: cache.path_for(label, INVOICE) for label in ("a", "b")}
-            assert paths["a"] != paths["b"]
-            for label, path in paths.items():
-                assert path.is_file()
-                assert cache.origin_of(path) == (label, INVOICE)
-            assert host.client("a").reads == [PDF, INVOICE]
-            assert host.client("b").reads == [PDF, INVOICE]
+        for label in ("a", "b"):
+            loaded = await host.load_skill(f"{label}:pdf-processing")
+            assert loaded.text.startswith(f'<skill-content origin="mcp:{label}"')
+            await host.read_skill_file(f"{label}:pdf-processing", "templates/invoice.md")
+        assert [r.key for r in prompt.skills] == [SkillKey("a", PDF), SkillKey("b", PDF)]
+        paths = {label: cache.path_for(label, INVOICE) for label in ("a", "b")}
+        assert paths["a"] != paths["b"]
+        for label, path in paths.items():
+            assert path.is_file()
+            assert cache.origin_of(path) == (label, INVOICE)
+        assert host.client("a").reads == [PDF, INVOICE]
+        assert host.client("b").reads == [PDF, INVOICE]
 
 
 async def test_servers_can_be_removed_in_any_order() -> None:

@@ -32,8 +32,11 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
+import select
 import socket
 import sys
+import threading
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -618,10 +621,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--flood-bytes", type=int, metavar="N", help="the size of a flood scenario's flood")
     parser.add_argument("--sse", action="store_true", help="over HTTP, answer every POST with an SSE stream")
     parser.add_argument("--gzip", action="store_true", help="over HTTP, gzip the flood whatever the client asked")
+    parser.add_argument(
+        "--exit-on-hangup", action="store_true", help="over stdio, exit as soon as the client closes our stdin"
+    )
     args = parser.parse_args(argv)
     hostile = build_hostile_server(args.scenario)
     flood = hostile.catalog.flood if args.flood_bytes is None else args.flood_bytes
     if args.http is None:
+        if args.exit_on_hangup:
+            # A copy of the pipe: the SDK's stdio server moves it off fd 0 and puts /dev/null there.
+            threading.Thread(target=_exit_on_hangup, args=(os.dup(sys.stdin.fileno()),), daemon=True).start()
         if flood:
             anyio.run(_serve_stdio_flooding, hostile.server, flood)
         else:
@@ -638,6 +647,18 @@ def main(argv: Sequence[str] | None = None) -> None:
         anyio.run(serving, hostile.server, sock, flood, ready)
     else:
         anyio.run(lambda: serve_http(hostile.server, sock, on_ready=ready))
+
+
+def _exit_on_hangup(stdin: int) -> None:
+    """End the process once the client has closed our stdin, even while a flood write is still going.
+
+    The HTTP flood stops when its client disconnects; without this a stdio flood outlives its client until the
+    SDK's stdio client has waited 2 s for it to exit and terminates it.
+    """
+    poller = select.poll()
+    poller.register(stdin, 0)  # no events asked for: poll reports only POLLHUP, POLLERR and POLLNVAL
+    poller.poll()
+    os._exit(0)
 
 
 # -- floods: written while they are sent, never held whole ----------------------------------------------------------
