@@ -75,7 +75,7 @@ CASES: dict[str, dict[str, bytes]] = {
         "pdf/build/": b"",
         "pdf/build/out.bin": b"ignored folder\n",
         "pdf/scripts/run.py": b"print(1)\n",
-        "pdf/scripts/work/": b"",
+        "pdf/scripts/spare/": b"",
         "pdf/scripts/": b"",
         "pdf/nested/SKILL.md": skill_md("nested"),
         "pdf/nested/drafts/": b"",

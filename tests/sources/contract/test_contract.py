@@ -144,7 +144,7 @@ def test_empty_folders_and_folders_of_ignored_files_are_directories_with_no_chil
     pdf, nested = catalog.skill("skill://pdf/SKILL.md"), catalog.skill("skill://pdf/nested/SKILL.md")
     assert pdf is not None
     assert nested is not None
-    assert pdf.folders == ("deep/er/est", "empty", "ignored-only", "nested/drafts", "scripts/work")
+    assert pdf.folders == ("deep/er/est", "empty", "ignored-only", "nested/drafts", "scripts/spare")
     assert nested.folders == ("drafts",)
     for empty in (
         "skill://pdf/empty",
@@ -154,7 +154,7 @@ def test_empty_folders_and_folders_of_ignored_files_are_directories_with_no_chil
     ):
         assert catalog.is_directory(empty), empty
         assert catalog.children_page(empty, None, 10).items == ()
-    assert [k.name for k in catalog.children_page("skill://pdf/scripts", None, 10).items] == ["run.py", "work"]
+    assert [k.name for k in catalog.children_page("skill://pdf/scripts", None, 10).items] == ["run.py", "spare"]
     assert not catalog.is_directory("skill://pdf/build")
 
 
