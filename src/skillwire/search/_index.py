@@ -219,8 +219,6 @@ class SearchIndex:
         term_id = self._term_ids.get(term)
         if term_id is None:
             return []
-        if not SUPPORT <= self._terms[term_id].live <= MAX_DOCUMENTS:
-            return []
         return [(self._term_names[other], share) for other, share in self._stand_ins_of(term_id, _RELATED_BUDGET)[1]]
 
     # -- internals -------------------------------------------------------------------------------------------------
@@ -238,23 +236,26 @@ class SearchIndex:
         budget, asked_ids = _RELATED_BUDGET, {term_id for term_id, _ in asked}
         for slot in sorted(range(len(asked)), key=lambda i: (self._terms[asked[i][0]].live, i)):
             term_id, idf = asked[slot]
-            if not SUPPORT <= self._terms[term_id].live <= MAX_DOCUMENTS:
-                continue
             cost, found = self._stand_ins_of(term_id, budget)
+            if cost > budget:
+                break  # the budget is spent: rarer terms came first
             budget -= cost
-            for other, share in found if budget >= 0 else ():
-                if other not in asked_ids:
-                    uses.setdefault(other, []).append((slot, idf * RELATED_WEIGHT * share))
-                    break
-            budget = max(budget, 0)
+            other, share = next(((t, s) for t, s in found if t not in asked_ids), (-1, 0.0))
+            if other >= 0:
+                uses.setdefault(other, []).append((slot, idf * RELATED_WEIGHT * share))
         return uses
 
     def _stand_ins_of(self, term_id: int, budget: int) -> tuple[int, tuple[tuple[int, float], ...]]:
-        """What learning `term_id`'s stand-ins costs (terms read), and them if that is within `budget`."""
+        """What learning `term_id`'s stand-ins costs (terms read), and them if that is within `budget`.
+
+        A term in too few or too many documents has none and costs nothing. Remembered until the index changes.
+        """
+        entry, docs = self._terms[term_id], self._docs
+        if not SUPPORT <= entry.live <= MAX_DOCUMENTS:
+            return 0, ()
         known = self._related.get(term_id)
         if known is not None and (known[1] is not None or known[0] > budget):
             return known[0], known[1] or ()
-        entry, docs = self._terms[term_id], self._docs
         held = [doc.term_ids for doc_id in entry.docs if (doc := docs.get(doc_id)) is not None]
         cost = sum(map(len, held))
         found: tuple[tuple[int, float], ...] | None = None
