@@ -90,7 +90,8 @@ def http_app(
     Metadata needs a bearer token (`auth.py`). `guarded`: the app will sit behind `guarded_app`,
     which checks Host and Origin on every route, so the SDK's own check (on /mcp, on loopback binds
     only) is turned off rather than done twice. With `service` and `metrics`, `/healthz`, `/readyz` and
-    `/metrics` too (the probes need no token; see `ops.PROBE_PATHS`).
+    `/metrics` too (the probes need no token; see `ops.PROBE_PATHS`). The session cap (`sessions.py`,
+    `limits.max_sessions`) sits inside authentication: only an authenticated request touches a session.
     """
     limits = limits or ServeLimits()
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False) if guarded else None
@@ -108,13 +109,20 @@ def http_app(
         max_sessions=limits.max_sessions,
         session_idle_timeout=limits.session_idle_timeout,
     )
+    # Innermost, so that with `auth` it sees only authenticated requests: a 401 or 403 moves no session.
+    app.add_middleware(
+        SessionCap,
+        manager=server.session_manager,
+        mcp_path=MCP_PATH,
+        max_sessions=limits.max_sessions,
+        idle_timeout=limits.session_idle_timeout,
+    )
     if auth is not None:
         install(app, auth, build_verifier(auth), open_paths=PROBE_PATHS)
     return app
 
 
 def guarded_app(
-    server: Server[Any],
     app: ASGIApp,
     policy: HostPolicy,
     limits: ServeLimits,
@@ -122,17 +130,12 @@ def guarded_app(
     *,
     replica: str | None = None,
 ) -> ASGIApp:
-    """`app` (from `http_app`) behind the Host/Origin guard, the session cap and, with `service`, the read budget.
+    """`app` (from `http_app`, which holds the session cap) behind the Host/Origin guard and, with `service`, the
+    read budget.
 
     `replica`: this process's name among replicas behind a balancer; its session ids then carry it (`replica.py`).
     """
-    guarded: ASGIApp = SessionCap(
-        app,
-        server.session_manager,
-        mcp_path=MCP_PATH,
-        max_sessions=limits.max_sessions,
-        idle_timeout=limits.session_idle_timeout,
-    )
+    guarded: ASGIApp = app
     if service is not None:
         guarded = ReadBudget(guarded, _size_in(service), mcp_path=MCP_PATH, budget=ByteBudget(limits.read_budget))
     if replica is not None:
@@ -206,7 +209,6 @@ async def serve_http(
     # terminal) instead of handlers uvicorn would install for itself.
     config = uvicorn.Config(
         guarded_app(
-            server,
             http_app(
                 server,
                 host=host,
