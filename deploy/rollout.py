@@ -6,6 +6,8 @@ Writes the plan (`skillwire.server.rollout`: the commit and a switch time `--lea
 until every replica's `/readyz` says it prepared the commit (`next`), then until each serves it, and reports when
 each began (`since`): the mixed window is the spread of those times (0 when all prepared in time). On Kubernetes the
 plan is a ConfigMap mounted into every pod: allow a lead longer than the kubelet's sync (a minute or more).
+Replicas started with authentication show `/readyz`'s detail only to an operator: pass `--token-file FILE` holding
+a token with the `skillwire:operator` scope (the one Prometheus scrapes with will do).
 `wait_for_commit` alone measures a fleet that merely follows a branch (`bench/replicas.py --rollout`).
 """
 
@@ -23,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from skillwire.client.credentials import first_token
+from skillwire.errors import SkillwireError
 from skillwire.server.rollout import Plan
 
 POLL_S = 0.05
@@ -55,21 +59,29 @@ def write_plan(path: Path, plan: Plan) -> None:
     os.replace(scratch, path)
 
 
-def readiness(replica: str) -> dict[str, Any]:
-    """The `/readyz` body of the replica at `replica` (its base URL or its /mcp URL), whatever the status."""
+def readiness(replica: str, *, token: str | None = None) -> dict[str, Any]:
+    """The `/readyz` body of the replica at `replica` (its base URL or its /mcp URL), whatever the status, with its
+    detail (`token`: an operator's, for a replica with authentication on)."""
     url = replica.removesuffix("/mcp").rstrip("/") + "/readyz"
+    headers = {} if token is None else {"Authorization": f"Bearer {token}"}
     try:
-        with urllib.request.urlopen(url, timeout=5) as response:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=5) as response:
             body = response.read()
     except urllib.error.HTTPError as error:
         body = error.read()
     found = json.loads(body)
     if not isinstance(found, dict):
         raise RuntimeError(f"{url} answered {body[:200]!r}")
+    if "generation" not in found:
+        raise RuntimeError(
+            f"{url} shows its detail only to an operator: pass --token-file FILE with a token scoped skillwire:operator"
+        )
     return found
 
 
-def wait_for_commit(replicas: Sequence[str], commit: str, *, timeout_s: float = 60.0) -> dict[str, float]:
+def wait_for_commit(
+    replicas: Sequence[str], commit: str, *, timeout_s: float = 60.0, token: str | None = None
+) -> dict[str, float]:
     """Since when each replica serves `commit` (its `/readyz` revision), once all do; RuntimeError after
     `timeout_s`."""
     deadline = time.monotonic() + timeout_s
@@ -77,7 +89,7 @@ def wait_for_commit(replicas: Sequence[str], commit: str, *, timeout_s: float = 
     while len(since) < len(replicas):
         for replica in replicas:
             if replica not in since:
-                ready = readiness(replica)
+                ready = readiness(replica, token=token)
                 if ready.get("revision") == commit:
                     since[replica] = float(ready["since"])
         if len(since) < len(replicas):
@@ -89,10 +101,16 @@ def wait_for_commit(replicas: Sequence[str], commit: str, *, timeout_s: float = 
 
 
 def roll_out(
-    plan_path: Path, commit: str, replicas: Sequence[str], *, lead_s: float = 2.0, timeout_s: float = 60.0
+    plan_path: Path,
+    commit: str,
+    replicas: Sequence[str],
+    *,
+    lead_s: float = 2.0,
+    timeout_s: float = 60.0,
+    token: str | None = None,
 ) -> Rollout:
     """Plan `commit` for `lead_s` seconds from now, note when each replica prepared it (until then), and wait (at
-    most `timeout_s` after that) until every one serves it."""
+    most `timeout_s` after that) until every one serves it (`token`: an operator's, see `readiness`)."""
     written = time.time()
     plan = Plan(commit, written + lead_s)
     write_plan(plan_path, plan)
@@ -100,12 +118,12 @@ def roll_out(
     while len(prepared) < len(replicas) and time.time() < plan.at:  # prepared later: late, reported by `since`
         for replica in replicas:
             if replica not in prepared:
-                ready = readiness(replica)
+                ready = readiness(replica, token=token)
                 upcoming = ready.get("next") or {}
                 if ready.get("revision") == commit or upcoming.get("revision") == commit:
                     prepared[replica] = time.time() - written
         time.sleep(POLL_S)
-    since = wait_for_commit(replicas, commit, timeout_s=timeout_s)
+    since = wait_for_commit(replicas, commit, timeout_s=timeout_s, token=token)
     return Rollout(plan, prepared, since)
 
 
@@ -115,10 +133,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--plan", required=True, type=Path, help="the plan file every replica watches")
     parser.add_argument("--commit", required=True, help="the full id of the commit to serve")
     parser.add_argument("--lead", type=float, default=5.0, help="seconds from now to switch (default 5)")
+    parser.add_argument(
+        "--token-file", metavar="FILE", help="an operator's token (scope skillwire:operator), for replicas with auth"
+    )
     args = parser.parse_args(argv)
     try:
-        done = roll_out(args.plan, args.commit, args.replicas, lead_s=args.lead)
-    except (OSError, RuntimeError, ValueError) as error:
+        token = None if args.token_file is None else first_token(args.token_file)
+        done = roll_out(args.plan, args.commit, args.replicas, lead_s=args.lead, token=token)
+    except (OSError, RuntimeError, ValueError, SkillwireError) as error:
         print(f"deploy.rollout: {error}", file=sys.stderr)
         return 1
     for replica in args.replicas:

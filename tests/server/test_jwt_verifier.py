@@ -7,6 +7,7 @@ or grows memory. RFC 8414 §3.3 (a MUST): the metadata's `issuer` must be the is
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from collections.abc import AsyncIterator, Callable
@@ -20,6 +21,7 @@ import pytest
 
 from skillwire.server.jwt_verifier import MAX_DOCUMENT_BYTES, JwtSettings, JwtVerifier, metadata_urls
 from tests.support.oidc import TestKey
+from tests.support.servers import EXAMPLE_SKILLS, http_server
 
 ISSUER = "https://id.example.test"
 RESOURCE = "https://skills.example.test/mcp"
@@ -192,3 +194,32 @@ def test_keys_offered_over_plain_http_are_not_fetched() -> None:
         assert "/jwks" not in issuer.hits
 
     anyio.run(run)
+
+
+def test_a_refused_header_is_never_echoed_into_the_log_even_at_debug() -> None:
+    """skillwire choice (issue 19, hole 6, beyond the token file): a JWT header is the caller's own token text.
+    A real `skillwire serve --auth-issuer ... --debug` refusing a token for its `typ` or its `alg` says which
+    check failed, naming only a registered value, and no part of what the header said reaches stderr."""
+    secret = "Hdr-Secret-0123456789abcdef"
+    headers = ({"typ": secret, "alg": "RS256"}, {"typ": "JWT", "alg": secret}, {"typ": "JWT", "alg": "HS256"})
+    # The issuer is never asked: both checks come before any key is looked up.
+    options = ("--no-watch", "--debug", "--auth-issuer", "http://127.0.0.1:9")
+    with http_server([EXAMPLE_SKILLS], *options) as server:
+        for header in headers:
+            token = f"{_b64(header)}.{_b64({'sub': 'x'})}.c2lnbmF0dXJl"
+            response = httpx2.post(server.url, json={}, headers={"Authorization": f"Bearer {token}"}, timeout=20)
+            assert response.status_code == 401
+        deadline = time.monotonic() + 10
+        while server.stderr.count("bearer token refused") < len(headers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        refusals = [line for line in server.stderr.splitlines() if "bearer token refused" in line]
+        assert not any(secret[i : i + 6] in server.stderr for i in range(len(secret) - 5)), refusals
+        assert [line.split("refused: ")[1] for line in refusals] == [
+            "its typ is not an access token's (at+jwt or JWT)",
+            "an unregistered algorithm is not allowed",
+            "algorithm HS256 is not allowed",
+        ]
+
+
+def _b64(value: dict[str, str]) -> str:
+    return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode("ascii")

@@ -2,8 +2,9 @@
 
 skillwire choices: the probes answer without a token (load balancers and kubelets send none) and say which
 snapshot is served; `/metrics` is the Prometheus text format, checked with the Prometheus client's own parser,
-needs a token when authentication is on, and its labels come from fixed sets whatever clients send. All three
-sit behind the same Host/Origin checks as `/mcp`.
+and its labels come from fixed sets whatever clients send. All three sit behind the same Host/Origin checks as
+`/mcp`. With authentication on (issue 19, hole 7), catalog-wide facts are for operators only: without a token
+carrying the `skillwire:operator` scope the probes say ready or not and nothing else, and `/metrics` is refused.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from urllib.parse import urlsplit
 
 import httpx2
 import pytest
+from deploy.rollout import readiness
 from mcp.shared.exceptions import MCPError
 from mcp_types import Request
 from prometheus_client.parser import text_string_to_metric_families
@@ -45,8 +47,10 @@ from tests.support.servers import (
 
 pytestmark = pytest.mark.anyio
 
-TOKEN = "ops-token-0123456789abcdef0123"
+TOKEN = "ops-token-0123456789abcdef0123"  # the operator's: Prometheus and the rollout tool send it
+CALLER = "caller-token-0123456789abcdef01"  # a client's: it may read skills, not catalog-wide figures
 OPS_PATHS = ("/healthz", "/readyz", "/metrics")
+PROBES = ("/healthz", "/readyz")
 Sample = tuple[str, tuple[tuple[str, str], ...]]
 
 
@@ -85,9 +89,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerTarget]:
 def authenticated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     base = tmp_path_factory.mktemp("ops-auth")
     tokens = base / "tokens.txt"
-    tokens.write_text(f"{TOKEN} subject=prometheus\n")
+    tokens.write_text(f"{TOKEN} subject=prometheus scopes=skillwire:operator\n{CALLER} subject=ci scopes=skills:read\n")
     tokens.chmod(0o600)
-    with http_server([make_root(base)], "--no-watch", "--quiet", "--token-file", str(tokens)) as server:
+    options = ("--no-watch", "--quiet", "--token-file", str(tokens), "--required-scope", "skills:read")
+    with http_server([make_root(base)], *options) as server:
         yield server
 
 
@@ -216,15 +221,52 @@ def test_ops_endpoints_refuse_a_foreign_host_or_origin(served: ServerTarget, pat
     assert get(served.url, path)[0] == 200
 
 
-def test_with_authentication_probes_need_no_token_and_metrics_do(authenticated: HttpServer) -> None:
-    """Probes carry no credentials and say nothing of any skill; metrics show traffic, so they need the token."""
-    for probe in ("/healthz", "/readyz"):
-        assert get(authenticated.url, probe)[0] == 200
+def test_with_authentication_the_probes_say_ready_and_nothing_about_the_catalog(authenticated: HttpServer) -> None:
+    """Attack (issue 19, hole 7): `/readyz` without a token showed the whole catalog's skill and file counts and a
+    fingerprint that changes with any skill. Now a probe without the operator scope (no token, a bad one, a
+    client's) learns ready or not, and nothing else; status codes are as before, so kubelets and balancers work."""
+    for headers in ({}, {"Authorization": "Bearer not-the-token"}, {"Authorization": f"Bearer {CALLER}"}):
+        assert [
+            (status, json.loads(body)) for status, _, body in (get(authenticated.url, p, headers) for p in PROBES)
+        ] == [
+            (200, {"status": "ok"}),
+            (200, {"status": "ready"}),
+        ]
+    status, _, body = get(authenticated.url, "/readyz", {"Authorization": f"Bearer {TOKEN}"})
+    ready = json.loads(body)
+    assert (status, ready["status"], ready["skills"], ready["snapshot"][:7]) == (200, "ready", 2, "sha256:")
+
+
+def test_with_authentication_metrics_need_the_operator_scope_and_nothing_more(authenticated: HttpServer) -> None:
+    """Attack (issue 19, hole 7): any valid token read `/metrics` (catalog counts, traffic). Now a client's token
+    gets 403 naming the scope it lacks; the operator's token scrapes, yet (lacking the server's required scope)
+    opens no session: Prometheus's credential reads no skill."""
     assert get(authenticated.url, "/metrics")[0] == 401
     assert get(authenticated.url, "/metrics", {"Authorization": "Bearer not-the-token"})[0] == 401
+    status, head, body = get(authenticated.url, "/metrics", {"Authorization": f"Bearer {CALLER}"})
+    assert (status, b"skillwire_catalog" in body) == (403, False)
+    assert 'error="insufficient_scope"' in head["www-authenticate"]
+    assert "skillwire:operator" in head["www-authenticate"]
     _, samples = scrape(authenticated.url, {"Authorization": f"Bearer {TOKEN}"})
     assert samples["skillwire_catalog_skills", ()] == 2
+    opening = httpx2.post(
+        authenticated.url,
+        json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        headers={"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream"},
+        timeout=20,
+    )
+    assert opening.status_code == 403
     assert TOKEN not in authenticated.stderr
+
+
+def test_the_rollout_tool_reads_readyz_detail_with_the_operator_token_and_says_so_without(
+    authenticated: HttpServer,
+) -> None:
+    """deploy/rollout.py watches `/readyz` detail (revision, next, since): with authentication on it sends the
+    operator's token, and without one it says what it needs instead of waiting for a revision it cannot see."""
+    assert readiness(authenticated.url, token=TOKEN)["skills"] == 2
+    with pytest.raises(RuntimeError, match="only to an operator: pass --token-file"):
+        readiness(authenticated.url, token=CALLER)
 
 
 async def test_readyz_says_starting_until_a_restored_catalog_is_checked_against_the_disk(tmp_path: Path) -> None:

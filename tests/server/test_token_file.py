@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import logging
 import os
+import secrets
+import subprocess
 import threading
+import time
 from pathlib import Path
 
+import httpx2
 import pytest
 
 from skillwire.cli.main import main
 from skillwire.server.token_file import TokenFile, TokenFileError, parse_token_file, read_token_file
+from tests.support.servers import EXAMPLE_SKILLS, REPO_ROOT, http_server, serve_command
 
 TOKEN = "tok_0123456789abcdefABCDEF"
 
@@ -34,14 +39,17 @@ def test_lines_attach_a_subject_and_scopes_and_comments_are_skipped() -> None:
         f"{TOKEN} subject=",
         f"{TOKEN} scopes=a,,b",
         f"{TOKEN}\x1b[2J",
+        f"{TOKEN} second-token-pasted-here-0123456789",
+        f"{TOKEN} scopes=a second-token-pasted-here=",
     ],
 )
 def test_a_bad_line_is_named_by_number_without_quoting_the_token(line: str) -> None:
-    """A typo is reported as file:line, and the secret on that line never reaches the error."""
+    """A typo is reported as file:line, and no secret on that line (the token, a second token) reaches the error."""
     with pytest.raises(TokenFileError) as caught:
         parse_token_file(f"# ok\n{line}\n", path="tokens")
     assert str(caught.value).startswith("tokens:2: ")
     assert TOKEN not in str(caught.value)
+    assert "pasted" not in str(caught.value)
 
 
 def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
@@ -99,5 +107,50 @@ def test_serve_with_a_bad_token_file_stops_with_one_line(tmp_path: Path, capsys:
     assert main(["serve", "examples/skills", "--http", "127.0.0.1:0", "--quiet", "--token-file", str(path)]) == 1
     err = capsys.readouterr().err
     assert err.strip().splitlines() == [
-        f"skillwire: error: {path}:1: malformed word 'scope': write `TOKEN subject=NAME scopes=a,b`"
+        f"skillwire: error: {path}:1: word 2 is not subject=NAME or scopes=a,b "
+        "(write `TOKEN subject=NAME scopes=a,b`, one token a line; the word is not shown: it may be a secret)"
     ]
+
+
+# -- issue 19, hole 6: a second bare word on a line (often a second token) never reaches a log ------------------------
+
+
+def _shows_any_of(text: str, secret: str) -> bool:
+    """True if `text` holds any 8-character run of `secret` (the old message quoted its first 40 characters)."""
+    return any(secret[i : i + 8] in text for i in range(len(secret) - 7))
+
+
+def _token_lines(second_word: str) -> str:
+    return f"# team tokens\n{TOKEN} subject=ci\n{TOKEN}x {second_word}\n"
+
+
+def test_a_second_bare_word_is_named_by_line_and_never_quoted_at_start_up(tmp_path: Path) -> None:
+    """Attack (issue 19, hole 6): two tokens pasted on one line, or a token after a space. A real `skillwire
+    serve` refuses the file naming line 3 and what is wrong, and no part of the second word reaches stderr."""
+    second = secrets.token_urlsafe(32)
+    path = tmp_path / "tokens"
+    path.write_text(_token_lines(second), encoding="utf-8")
+    path.chmod(0o600)
+    command = serve_command([EXAMPLE_SKILLS], "--http", "127.0.0.1:0", "--token-file", str(path))
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=REPO_ROOT, check=False)
+    assert done.returncode == 1
+    assert not _shows_any_of(done.stderr, second), done.stderr
+    assert f"{path}:3: word 2 is not subject=NAME or scopes=a,b" in done.stderr
+
+
+def test_a_second_bare_word_is_named_by_line_and_never_quoted_when_reloaded(tmp_path: Path) -> None:
+    """Attack (issue 19, hole 6): the same line written while a real server runs. Its warning names line 3, says
+    no token is accepted until the file is fixed, and no part of the second word reaches stderr (even at --debug)."""
+    second = secrets.token_urlsafe(32)
+    path = tmp_path / "tokens"
+    path.write_text(f"{TOKEN} subject=ci\n", encoding="utf-8")
+    path.chmod(0o600)
+    with http_server([EXAMPLE_SKILLS], "--no-watch", "--debug", "--token-file", str(path)) as server:
+        path.write_text(_token_lines(second), encoding="utf-8")
+        response = httpx2.get(server.url.removesuffix("/mcp") + "/", headers={"Authorization": f"Bearer {TOKEN}"})
+        assert response.status_code == 401  # fail closed while the file is broken
+        deadline = time.monotonic() + 10
+        while "no token from it is accepted" not in server.stderr and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _shows_any_of(server.stderr, second), server.stderr
+        assert f"{path}:3: word 2 is not subject=NAME or scopes=a,b" in server.stderr

@@ -7,7 +7,11 @@ Built from the SDK's pieces: its `BearerAuthBackend` reads `Authorization: Beare
 `insufficient_scope` for a valid token without a required scope); `create_protected_resource_routes` serves
 RFC 9728 Protected Resource Metadata. Every route is guarded (the MCP endpoint and the catalog page alike)
 except the metadata itself, at `/.well-known/oauth-protected-resource` and at the path-suffixed form RFC 9728
-§3.1 derives from the resource URL (`/.well-known/oauth-protected-resource/mcp`).
+§3.1 derives from the resource URL (`/.well-known/oauth-protected-resource/mcp`), and the probes.
+
+Catalog-wide figures (`/metrics`, the detail of `/readyz`: see `ops.py`) are for operators: a token carrying
+`OPERATOR_SCOPE`, and that scope alone (not the server's required scopes), so the credential Prometheus holds
+need not be one that reads skills.
 
     config = AuthConfig(resource="https://skills.example.com/mcp", issuer="https://id.example.com")
     app = server.streamable_http_app(..., custom_starlette_routes=routes + metadata_routes(config))
@@ -20,7 +24,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
-from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, BearerAuthBackend, RequireAuthMiddleware
 from mcp.server.auth.provider import AccessToken, TokenVerifier
 from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
 from mcp.server.auth.settings import AuthSettings
@@ -33,9 +37,20 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from skillwire.server.jwt_verifier import JwtSettings, JwtVerifier, is_loopback_url
 from skillwire.server.token_file import TokenFile
 
-__all__ = ["AuthConfig", "CompositeVerifier", "build_verifier", "install", "metadata_paths", "metadata_routes"]
+__all__ = [
+    "OPERATOR_SCOPE",
+    "AuthConfig",
+    "CompositeVerifier",
+    "build_verifier",
+    "install",
+    "is_operator",
+    "metadata_paths",
+    "metadata_routes",
+]
 
 WELL_KNOWN = "/.well-known/oauth-protected-resource"
+OPERATOR_SCOPE = "skillwire:operator"
+"""The scope that shows catalog-wide figures (token file: `TOKEN subject=prometheus scopes=skillwire:operator`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,28 +135,54 @@ def metadata_routes(config: AuthConfig) -> list[Route]:
     return routes
 
 
-class _Guard:
-    """Every path but the metadata goes through the SDK's `RequireAuthMiddleware`."""
+def is_operator(scope: Scope) -> bool:
+    """Whether the request (after authentication) carries a valid token with `OPERATOR_SCOPE`."""
+    user = scope.get("user")
+    return isinstance(user, AuthenticatedUser) and OPERATOR_SCOPE in user.scopes
 
-    def __init__(self, app: ASGIApp, *, config: AuthConfig, open_paths: tuple[str, ...] = ()) -> None:
+
+class _Guard:
+    """Every path but the metadata goes through the SDK's `RequireAuthMiddleware`; operator paths need
+    `OPERATOR_SCOPE` instead of the required scopes."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        config: AuthConfig,
+        open_paths: tuple[str, ...] = (),
+        operator_paths: tuple[str, ...] = (),
+    ) -> None:
         self._open = app
         self._open_paths = frozenset(metadata_paths(config) + open_paths)
+        self._operator_paths = frozenset(operator_paths)
         # Token-file-only servers publish no metadata (RFC 9728 metadata names an authorization server), so
         # their 401 names none either: the token comes from whoever runs the server.
         metadata = AnyHttpUrl(config.metadata_url) if config.issuer is not None else None
         self._guarded = RequireAuthMiddleware(app, list(config.required_scopes), metadata)
+        self._operators_only = RequireAuthMiddleware(app, [OPERATOR_SCOPE], metadata)  # 403 names the scope
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan" or scope.get("path") in self._open_paths:
+        path = scope.get("path")
+        if scope["type"] == "lifespan" or path in self._open_paths:
             await self._open(scope, receive, send)
+        elif path in self._operator_paths:
+            await self._operators_only(scope, receive, send)
         else:
             await self._guarded(scope, receive, send)
 
 
-def install(app: Starlette, config: AuthConfig, verifier: TokenVerifier, *, open_paths: tuple[str, ...] = ()) -> None:
+def install(
+    app: Starlette,
+    config: AuthConfig,
+    verifier: TokenVerifier,
+    *,
+    open_paths: tuple[str, ...] = (),
+    operator_paths: tuple[str, ...] = (),
+) -> None:
     """Guard every route of `app` but the metadata and `open_paths` (the page too: a browser must send the header,
-    e.g. a proxy)."""
+    e.g. a proxy); `operator_paths` need a token with `OPERATOR_SCOPE` (and no other scope)."""
     # add_middleware puts each new one outside the last: authentication runs first, then the context, then the guard.
-    app.add_middleware(_Guard, config=config, open_paths=open_paths)
+    app.add_middleware(_Guard, config=config, open_paths=open_paths, operator_paths=operator_paths)
     app.add_middleware(AuthContextMiddleware)
     app.add_middleware(AuthenticationMiddleware, backend=BearerAuthBackend(verifier))

@@ -32,6 +32,10 @@ logger = logging.getLogger(__name__)
 # Asymmetric only: an HMAC algorithm would let anyone holding the public key "sign", and `none` signs nothing.
 ALLOWED_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
 ACCEPTED_TYPES = frozenset({"at+jwt", "application/at+jwt", "jwt"})
+# JWS `alg` values from the IANA JOSE registry: the ones a log line may name (any other is the caller's free text).
+REGISTERED_ALGORITHMS = frozenset(
+    {*ALLOWED_ALGORITHMS, "HS256", "HS384", "HS512", "none", "ES256K", "Ed25519", "Ed448"}
+)
 _KEY_TYPES = {"RS": "RSA", "PS": "RSA", "ES": "EC", "Ed": "OKP"}
 LEEWAY_S = 30
 JWKS_TTL_S = 600.0
@@ -213,13 +217,16 @@ class JwtVerifier:
             return None
         # RFC 9068 §4 asks for typ "at+jwt"; Keycloak, Entra ID and others send "JWT", so that is accepted too.
         # Any other type (a logout token, a DPoP proof, ...) is some other JWT, not an access token.
+        # The header is the token's own text: a refusal names a registered value, never what the caller wrote.
         typ = header.get("typ", "JWT")
         if not isinstance(typ, str) or typ.lower() not in ACCEPTED_TYPES:
-            logger.debug("bearer token refused: typ %r is not an access token's", str(typ)[:20])
+            logger.debug("bearer token refused: its typ is not an access token's (at+jwt or JWT)")
             return None
         alg = header.get("alg")
         if alg not in self.settings.algorithms:
-            logger.debug("bearer token refused: algorithm %r is not allowed", str(alg)[:20])
+            registered = isinstance(alg, str) and alg in REGISTERED_ALGORITHMS
+            shown = f"algorithm {alg}" if registered else "an unregistered algorithm"
+            logger.debug("bearer token refused: %s is not allowed", shown)
             return None
         kid = header.get("kid")
         try:

@@ -9,9 +9,15 @@ fingerprint equal on every replica serving the same skills, the source's revisio
 requests by method and outcome, their latency, catalog size, index time, re-hash mismatches and
 refusals by rule. Labels come from fixed sets, so the series count is bounded whatever clients send.
 
+With authentication on, those figures are for operators (`operator`: `auth.is_operator`, a token with the
+`skillwire:operator` scope): they tell the size of the whole catalog and, through the fingerprint, when any skill
+changes, which a caller scoped to a few skills must not learn. The probes still answer without a token (kubelets
+and balancers send none), but to anyone else `/readyz` says only `{"status": "ready"}` (or "starting", 503);
+`/metrics` is an operator path (`OPERATOR_PATHS`: the auth guard refuses any other caller, 401 or 403).
+
     metrics = ServerMetrics(service)
     metrics.install(server)                  # counts every request the MCP server answers
-    routes = ops_routes(service, metrics)    # GET /healthz, /readyz, /metrics
+    routes = ops_routes(service, metrics, operator=is_operator)    # GET /healthz, /readyz, /metrics
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter as Tally
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +41,7 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import Scope
 
 from skillwire.catalog import Catalog
 from skillwire.digest import sha256_digest_of
@@ -43,8 +50,10 @@ from skillwire.wire import INTERNAL_ERROR, INVALID_PARAMS
 
 HEALTH_PATH, READY_PATH, METRICS_PATH = "/healthz", "/readyz", "/metrics"
 PROBE_PATHS = (HEALTH_PATH, READY_PATH)
-"""Open without a token when authentication is on: load balancer and kubelet probes carry none, and they say
-nothing of any skill (no name, path or content). `/metrics` needs a token then: it shows traffic and refusals."""
+"""Open without a token when authentication is on: load balancer and kubelet probes carry none, and then they say
+ready or not and nothing else (the detail of `/readyz` is an operator's)."""
+OPERATOR_PATHS = (METRICS_PATH,)
+"""Only for an operator's token when authentication is on: catalog-wide figures, traffic and refusals."""
 
 METHODS = frozenset(
     {
@@ -234,14 +243,24 @@ class _Snapshots:
         return found
 
 
-def ops_routes(service: SkillService, metrics: ServerMetrics) -> list[Route]:
-    """`/healthz`, `/readyz` and `/metrics` (GET and HEAD), answered for `service`."""
+def ops_routes(
+    service: SkillService, metrics: ServerMetrics, *, operator: Callable[[Scope], bool] | None = None
+) -> list[Route]:
+    """`/healthz`, `/readyz` and `/metrics` (GET and HEAD), answered for `service`.
+
+    `operator`: whether a request may see catalog-wide figures (None: every request may, as when anyone who
+    connects may list the whole catalog). `/metrics` must then be guarded too (`OPERATOR_PATHS`).
+    """
     snapshots = _Snapshots()
 
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "ok"}, headers=_NO_STORE)
 
     async def readyz(request: Request) -> Response:
+        if operator is not None and not operator(request.scope):
+            ready = service.stats.verified
+            body = {"status": "ready" if ready else "starting"}
+            return JSONResponse(body, status_code=200 if ready else 503, headers=_NO_STORE)
         readiness = await anyio.to_thread.run_sync(_readiness, service, snapshots)
         return JSONResponse(readiness.to_json(), status_code=200 if readiness.ready else 503, headers=_NO_STORE)
 

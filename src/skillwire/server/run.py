@@ -28,14 +28,14 @@ from starlette.types import ASGIApp
 
 import skillwire
 from skillwire.scopes import CallerResolver
-from skillwire.server.auth import AuthConfig, build_verifier, install, metadata_routes
+from skillwire.server.auth import AuthConfig, build_verifier, install, is_operator, metadata_routes
 from skillwire.server.budget import ByteBudget, ReadBudget
 from skillwire.server.catalog_page import catalog_routes
 from skillwire.server.connections import guarded_protocol, throttled_resource_errors
 from skillwire.server.extension import SkillsExtension
 from skillwire.server.guard import HostOriginGuard, HostPolicy
 from skillwire.server.limits import ServeLimits
-from skillwire.server.ops import PROBE_PATHS, ServerMetrics, ops_routes
+from skillwire.server.ops import OPERATOR_PATHS, PROBE_PATHS, ServerMetrics, ops_routes
 from skillwire.server.replica import ReplicaSessions
 from skillwire.server.service import SkillService
 from skillwire.server.sessions import SessionCap
@@ -90,13 +90,15 @@ def http_app(
     Metadata needs a bearer token (`auth.py`). `guarded`: the app will sit behind `guarded_app`,
     which checks Host and Origin on every route, so the SDK's own check (on /mcp, on loopback binds
     only) is turned off rather than done twice. With `service` and `metrics`, `/healthz`, `/readyz` and
-    `/metrics` too (the probes need no token; see `ops.PROBE_PATHS`).
+    `/metrics` too (the probes need no token, catalog-wide figures an operator's: see `ops.PROBE_PATHS`).
+    The session cap (`sessions.py`, `limits.max_sessions`) sits inside authentication: only an authenticated
+    request touches a session.
     """
     limits = limits or ServeLimits()
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False) if guarded else None
     routes = catalog_routes(service, callers) if service is not None else []
     if service is not None and metrics is not None:
-        routes += ops_routes(service, metrics)
+        routes += ops_routes(service, metrics, operator=is_operator if auth is not None else None)
     if auth is not None:
         routes += metadata_routes(auth)
     app = server.streamable_http_app(
@@ -108,13 +110,20 @@ def http_app(
         max_sessions=limits.max_sessions,
         session_idle_timeout=limits.session_idle_timeout,
     )
+    # Innermost, so that with `auth` it sees only authenticated requests: a 401 or 403 moves no session.
+    app.add_middleware(
+        SessionCap,
+        manager=server.session_manager,
+        mcp_path=MCP_PATH,
+        max_sessions=limits.max_sessions,
+        idle_timeout=limits.session_idle_timeout,
+    )
     if auth is not None:
-        install(app, auth, build_verifier(auth), open_paths=PROBE_PATHS)
+        install(app, auth, build_verifier(auth), open_paths=PROBE_PATHS, operator_paths=OPERATOR_PATHS)
     return app
 
 
 def guarded_app(
-    server: Server[Any],
     app: ASGIApp,
     policy: HostPolicy,
     limits: ServeLimits,
@@ -122,17 +131,12 @@ def guarded_app(
     *,
     replica: str | None = None,
 ) -> ASGIApp:
-    """`app` (from `http_app`) behind the Host/Origin guard, the session cap and, with `service`, the read budget.
+    """`app` (from `http_app`, which holds the session cap) behind the Host/Origin guard and, with `service`, the
+    read budget.
 
     `replica`: this process's name among replicas behind a balancer; its session ids then carry it (`replica.py`).
     """
-    guarded: ASGIApp = SessionCap(
-        app,
-        server.session_manager,
-        mcp_path=MCP_PATH,
-        max_sessions=limits.max_sessions,
-        idle_timeout=limits.session_idle_timeout,
-    )
+    guarded: ASGIApp = app
     if service is not None:
         guarded = ReadBudget(guarded, _size_in(service), mcp_path=MCP_PATH, budget=ByteBudget(limits.read_budget))
     if replica is not None:
@@ -206,7 +210,6 @@ async def serve_http(
     # terminal) instead of handlers uvicorn would install for itself.
     config = uvicorn.Config(
         guarded_app(
-            server,
             http_app(
                 server,
                 host=host,

@@ -7,7 +7,12 @@ would pass the cap, ends the least recently used session that has no request in 
 client does: a DELETE for that session (the SDK's own termination path, with the credential that
 opened it). Only when every session is busy is a new one refused (503).
 
-    app = SessionCap(app, server.session_manager, mcp_path="/mcp", max_sessions=1_000, idle_timeout=600)
+With authentication on it runs after it (`run.http_app` adds it inside `auth.install`'s middleware): a request
+answered 401 or 403 never reaches it, so it cannot end a live session to make room for a session it will never
+open. A request naming a session that another principal opened (the SDK answers it 404, as an unknown session)
+moves nothing either: the session stays counted and keeps its place.
+
+    app.add_middleware(SessionCap, manager=manager, mcp_path="/mcp", max_sessions=1_000, idle_timeout=600)
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, AuthorizationContext, authorization_context
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.responses import JSONResponse
@@ -34,6 +40,7 @@ class _Session:
     """What the cap knows of one open session (mutable: updated as its requests come and go)."""
 
     user: Any
+    owner: AuthorizationContext | None  # the principal that opened it (None: no authentication)
     headers: list[tuple[bytes, bytes]]
     last_used: float = field(default_factory=time.monotonic)
     in_flight: int = 0
@@ -82,8 +89,9 @@ class SessionCap:
 
     async def _serve_existing(self, session_id: str, scope: Scope, receive: Receive, send: Send) -> None:
         session = self._sessions.get(session_id)
-        if session is None:
-            await self.app(scope, receive, send)  # unknown or expired: the SDK answers 404
+        if session is None or _principal(scope) != session.owner:
+            # Unknown, expired, or not this caller's: the SDK answers 404, and the session (if any) is untouched.
+            await self.app(scope, receive, send)
             return
         self._sessions.move_to_end(session_id)
         session.in_flight += 1
@@ -132,7 +140,7 @@ class SessionCap:
             self._opening -= 1
             if opened is not None:
                 host = [(k, v) for k, v in scope["headers"] if k == b"host"]
-                self._sessions[opened] = _Session(user=scope.get("user"), headers=host)
+                self._sessions[opened] = _Session(user=scope.get("user"), owner=_principal(scope), headers=host)
 
     def _forget_expired(self) -> None:
         """Drop sessions the SDK has already ended for idleness (no DELETE needed)."""
@@ -189,3 +197,9 @@ class SessionCap:
             await self.manager.handle_request(scope, receive, discard)
         except Exception:  # the session may be ending on its own; it is gone either way
             logger.debug("ending session %s failed", session_id[:64], exc_info=True)
+
+
+def _principal(scope: Scope) -> AuthorizationContext | None:
+    """Who sent the request, compared as the SDK compares a session's owner (None: not authenticated)."""
+    user = scope.get("user")
+    return authorization_context(user) if isinstance(user, AuthenticatedUser) else None

@@ -11,7 +11,8 @@ A token is 16 to 4096 characters of the RFC 6750 `b64token` alphabet. The file i
 changes (size, mtime or inode); if it becomes unreadable or invalid, no token from it is accepted
 until it is fixed (fail closed). A presented token is compared with every token, in constant time (as
 SHA-256 digests, so not even a token's length shows in the timing).
-Tokens never appear in a log line or an error: lines are named by number.
+Tokens never appear in a log line or an error, nor does any other word of the file: a line is named by its
+number and a word by its place (a second token pasted on a line is as secret as the first).
 """
 
 from __future__ import annotations
@@ -40,6 +41,12 @@ TOKEN_FILE_ISSUER = "urn:skillwire:token-file"
 _B64TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]{16,4096}=*")
 _SCOPE = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")  # RFC 6749 §3.3 scope-token
 _SUBJECT = re.compile(r"[A-Za-z0-9\-._~:@]{1,200}")
+_SUBJECT_RULE = "subject= takes 1 to 200 of A-Z a-z 0-9 - . _ ~ : @"
+_SCOPES_RULE = "scopes= takes scope names separated by commas (printable ASCII but space, quote and backslash)"
+_WORD_RULE = (
+    "is not subject=NAME or scopes=a,b (write `TOKEN subject=NAME scopes=a,b`, one token a line; "
+    "the word is not shown: it may be a secret)"
+)
 
 
 class TokenFileError(SkillwireError):
@@ -77,18 +84,21 @@ def parse_token_file(text: str, *, path: str) -> tuple[StaticToken, ...]:
             )
         subject = DEFAULT_SUBJECT
         scopes: tuple[str, ...] = ()
-        for word in words:
+        for position, word in enumerate(words, start=2):
             if word.startswith("#"):
                 break  # a trailing comment
+            # A word is named by its place, never quoted: a second token pasted on the line is a secret too.
             key, sep, value = word.partition("=")
-            if key == "subject" and sep and _SUBJECT.fullmatch(value):
+            if key == "subject" and sep:
+                if not _SUBJECT.fullmatch(value):
+                    raise TokenFileError(f"word {position}: {_SUBJECT_RULE}", path=path, line=number)
                 subject = value
-            elif key == "scopes" and sep and all(_SCOPE.fullmatch(s) for s in value.split(",")):
+            elif key == "scopes" and sep:
+                if not all(_SCOPE.fullmatch(s) for s in value.split(",")):
+                    raise TokenFileError(f"word {position}: {_SCOPES_RULE}", path=path, line=number)
                 scopes = tuple(value.split(","))
             else:
-                raise TokenFileError(
-                    f"malformed word {key[:40]!r}: write `TOKEN subject=NAME scopes=a,b`", path=path, line=number
-                )
+                raise TokenFileError(f"word {position} {_WORD_RULE}", path=path, line=number)
         tokens.append(StaticToken(hashlib.sha256(token.encode("ascii")).digest(), subject, scopes))
     if not tokens:
         raise TokenFileError("holds no token", path=path)
