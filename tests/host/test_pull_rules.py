@@ -119,6 +119,19 @@ def test_a_name_spanning_dest_and_the_skill_is_found() -> None:
     assert refused_names(["notes.md"], ["home", ".git"]) == []
 
 
+def test_a_listed_name_among_the_users_own_folders_neither_refuses_nor_hides_anything() -> None:
+    """A user's `~/work/cvs/` (a folder named like CVS's) above DEST is not the skill's doing: ordinary files are
+    written, and the skill's own `.git` is still found."""
+    placed = ["home", "me", "work", "cvs", "skills", "dest"]
+    assert refused_names(["SKILL.md", "notes.md"], placed) == []
+    [found] = refused_names(["SKILL.md", ".git/config"], placed)
+    assert found.where == ".git"
+    # DEST's own check looks at DEST and the folder it lands in only: `repo/.git/x` is refused, `cvs/a/b/x` not.
+    assert trusted_name_match(["repo", ".git", "x"], ending_after=1) is not None
+    assert trusted_name_match(["home", ".config", "mise"], ending_after=1) is not None
+    assert trusted_name_match(placed, ending_after=len(placed) - 2) is None
+
+
 def test_every_rule_has_a_fix_and_every_name_a_listed_rule() -> None:
     """skillwire choice: one table of rule ids and fixes, as `skillwire.fixes` has for the server's rules."""
     assert set(FIXES) == {rule.id for rule in RULES}

@@ -141,8 +141,10 @@ def _check_dest(dest: Path, *, force: bool) -> None:
         parts = dest.expanduser().resolve().parts
     except OSError as err:
         raise PullRefused(f"DEST {_shortened(str(dest))} cannot be used: {write_failure(err)}") from None
-    trap = trusted_name_match(parts)
-    if trap is not None:  # never with --force: a tool would act on the skill's files as its own
+    # DEST that is a listed name, or directly inside one (`repo/.git/x`, `~/.config/mise`), never with --force: a
+    # tool would act on the skill's files as its own. Names further up are the user's own folders' business.
+    trap = trusted_name_match(parts, ending_after=len(parts) - 2)
+    if trap is not None:
         name, _, end = trap
         raise PullRefused(
             f"DEST {dest} is inside {Path(*parts[:end])}: {name.what} [{name.rule.id}]; pull elsewhere "

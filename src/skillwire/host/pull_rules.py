@@ -177,17 +177,22 @@ def _short_name_for(key: str) -> TrustedName | None:
     return next((t for name, t in _SHORTENABLE if stem and name.startswith(stem)), None)
 
 
-def trusted_name_match(segments: Sequence[str]) -> tuple[TrustedName, int, int] | None:
+def trusted_name_match(segments: Sequence[str], *, ending_after: int = 0) -> tuple[TrustedName, int, int] | None:
     """The listed name that the path `segments` is, or lies inside, and where it is: (name, start, end) with
-    `segments[start:end]` the matching part. Matched at any depth: a tool opened at any folder above finds it."""
+    `segments[start:end]` the matching part, which ends past `ending_after` segments (a match among the first
+    `ending_after` only, the user's own folders above DEST, does not count). At any depth: a tool opened at any
+    folder above finds it."""
     keys = [match_key(s) for s in segments]
-    for start, key in enumerate(keys):
-        short = _short_name_for(key)
+    first = max(0, ending_after - max(len(p) for p, _ in _PATTERNS) + 1)
+    for start in range(first, len(keys)):
+        short = _short_name_for(keys[start]) if start >= ending_after else None
         if short is not None:
             return short, start, start + 1
         for pattern, name in _PATTERNS:
             end = start + len(pattern)
-            if end <= len(keys) and all(_segment_matches(k, p) for k, p in zip(keys[start:end], pattern, strict=True)):
+            if ending_after < end <= len(keys) and all(
+                _segment_matches(k, p) for k, p in zip(keys[start:end], pattern, strict=True)
+            ):
                 return name, start, end
     return None
 
@@ -211,14 +216,14 @@ def refused_names(paths: Iterable[str], placed: Sequence[str] = ()) -> list[Refu
     listed = list(paths)
     for rel in listed:
         segments = rel.split("/")
-        match = trusted_name_match([*placed, *segments])
-        if match is None or match[2] <= len(placed):
+        match = trusted_name_match([*placed, *segments], ending_after=len(placed))
+        if match is None:
             continue
         name, _, end = match
         where = "/".join(segments[: end - len(placed)])
         found.setdefault((name.rule.id, where), (name.rule, name.what, []))[2].append(rel)
     for folder, files in _repositories(listed).items():
-        if trusted_name_match([*placed, *(folder.split("/") if folder else ())]) is not None:
+        if trusted_name_match([*placed, *(folder.split("/") if folder else ())], ending_after=len(placed)):
             continue  # inside a listed name (`.git` is a repository too): said once, there
         found.setdefault((VCS_METADATA.id, folder), (VCS_METADATA, REPOSITORY_WHAT, []))[2].extend(files)
     return [Refusal(rule, where, what, tuple(files)) for (_, where), (rule, what, files) in found.items()]
