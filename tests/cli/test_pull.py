@@ -147,13 +147,24 @@ def test_force_writes_agent_configuration(hostile_skill_server: HttpServer, tmp_
 
 
 def test_dest_inside_an_agent_configuration_folder_is_refused_without_force(server: HttpServer, tmp_path: Path) -> None:
-    """Issue 9 hole 7: DEST inside `.vscode/` (not only `.claude/skills`) would hand the skill to an agent as its own
-    configuration; refused before anything is fetched."""
-    dest = tmp_path / "repo" / ".VSCode" / "git-workflow"
+    """Issue 9 hole 7: DEST inside `.cursor/` (not only `.claude/skills`) would hand the skill to an agent as its own
+    configuration; refused before anything is fetched. (Issue 19 moved `.vscode/` to the names never written.)"""
+    dest = tmp_path / "repo" / ".Cursor" / "git-workflow"
     run = _pull(server.url, "skill://git-workflow/SKILL.md", str(dest))
     assert run.returncode == 1
-    assert ".VSCode" in run.stderr
+    assert ".Cursor" in run.stderr
     assert "agent configuration" in run.stderr
+    assert not (tmp_path / "repo").exists()
+
+
+def test_dest_inside_a_vscode_folder_is_refused_even_with_force(server: HttpServer, tmp_path: Path) -> None:
+    """Issue 19 hole 1: VS Code runs a `.vscode/tasks.json` task marked folderOpen when the folder opens, so DEST
+    inside `.vscode/` is refused before anything is fetched, --force or not."""
+    dest = tmp_path / "repo" / ".VSCode" / "git-workflow"
+    run = _pull(server.url, "skill://git-workflow/SKILL.md", str(dest), "--force")
+    assert run.returncode == 1
+    assert ".VSCode: VS Code runs its folderOpen tasks" in run.stderr
+    assert "(--force does not change this)" in run.stderr
     assert not (tmp_path / "repo").exists()
 
 

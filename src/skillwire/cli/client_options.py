@@ -88,14 +88,20 @@ def add_pull(sub: argparse._SubParsersAction[argparse.ArgumentParser], parents: 
         help="download one skill, verified, into a folder",
         description=(
             "Read every file of SKILL (a name, or a SKILL.md URI) from SERVER, verify all of them against its entry, "
-            "then write them under DEST with a .skillwire-provenance.json. Nothing is written if any check fails."
+            "then write them under DEST with a .skillwire-provenance.json. Nothing is written if any check fails. "
+            "A skill holding a version-control folder (.git, .hg, ...) or a file a tool runs or trusts on entering "
+            "a folder (.envrc, .vscode/, mise.toml, ...) is refused whole, --force or not: --force is about your "
+            "own folders, not about trusting the server."
         ),
     )
     pull.add_argument("server", metavar="SERVER", help="an http(s) URL, or a command line (quote it)")
     pull.add_argument("skill", metavar="SKILL", help="a skill's name (pdf) or its SKILL.md URI (skill://pdf/SKILL.md)")
     pull.add_argument("dest", metavar="DEST", help="a new or empty folder")
     pull.add_argument(
-        "--force", action="store_true", help="allow agent configuration: DEST in an agent folder, files like CLAUDE.md"
+        "--force",
+        action="store_true",
+        help="allow agent configuration: DEST in an agent folder, files like CLAUDE.md (never .git/, .envrc and the "
+        "like)",
     )
     add_format_option(pull)
     _timeout_option(pull)

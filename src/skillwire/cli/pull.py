@@ -8,8 +8,11 @@ other agent-configuration folder unless `--force`: a pulled skill is content fro
 skill the user installed. For the same reason a file the skill lists that would land at an agent
 configuration path inside DEST (`.claude/settings.json`, `CLAUDE.md`, `x/.agents/skills/...`: the
 list is `skillwire.host.agent_paths`) is refused without `--force`, one line per file, and a file
-name holding control, bidi or zero-width characters is refused always. `.skillwire-provenance.json`
-records where the bytes came from.
+name holding control, bidi or zero-width characters is refused always. So is a file a common tool runs or
+trusts on entering a folder (`.git/`, `.hg/`, `.envrc`, `.vscode/`: the list is `skillwire.host.pull_rules`):
+`--force` is about the user's own folders, never a reason to trust what a server sends. A name too long for
+any disk is refused before anything is read, and a disk that fails the write (full, read-only, path too long)
+is one line, with nothing of the skill left behind. `.skillwire-provenance.json` records where the bytes came from.
 
     skillwire pull http://127.0.0.1:8000/mcp skill://pdf-processing/SKILL.md ./pdf-processing
     skillwire pull http://127.0.0.1:8000/mcp pdf-processing ./pdf-processing   # the one skill of that name
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import errno
 import json
 import os
 import shutil
@@ -44,11 +48,21 @@ from skillwire.host.agent_paths import (
     name_problem_chars,
 )
 from skillwire.host.entry import SkillEntry
+from skillwire.host.pull_rules import (
+    FIXES,
+    MAX_NAME_BYTES,
+    NAME_TOO_LONG,
+    Refusal,
+    name_too_long,
+    refused_names,
+    trusted_name_match,
+)
 
-__all__ = ["PROVENANCE_FILE", "PullReport", "resolve_name", "run_pull"]
+__all__ = ["PROVENANCE_FILE", "PullReport", "resolve_name", "run_pull", "write_failure"]
 
 PROVENANCE_FILE = ".skillwire-provenance.json"
 _SHOWN_LIMIT = 200
+_SHORT_LIMIT = 80  # a name or path longer than this is shown as its start and end (`_shortened`)
 _CANDIDATES = 20  # same-named skills listed in the error; a hostile listing may hold thousands
 
 
@@ -119,12 +133,24 @@ def resolve_name(name: str, entries: Sequence[SkillEntry]) -> tuple[str | None, 
 
 
 def _check_dest(dest: Path, *, force: bool) -> None:
-    if dest.is_symlink() or (dest.exists() and not dest.is_dir()):
-        raise PullRefused(f"DEST {dest} exists and is not a folder; choose a new folder")
-    if dest.is_dir() and any(dest.iterdir()):
-        raise PullRefused(f"DEST {dest} is not empty; choose a new or empty folder")
-    if not force:
+    try:
+        if dest.is_symlink() or (dest.exists() and not dest.is_dir()):
+            raise PullRefused(f"DEST {dest} exists and is not a folder; choose a new folder")
+        if dest.is_dir() and any(dest.iterdir()):
+            raise PullRefused(f"DEST {dest} is not empty; choose a new or empty folder")
         parts = dest.expanduser().resolve().parts
+    except OSError as err:
+        raise PullRefused(f"DEST {_shortened(str(dest))} cannot be used: {write_failure(err)}") from None
+    # DEST that is a listed name, or directly inside one (`repo/.git/x`, `~/.config/mise`), never with --force: a
+    # tool would act on the skill's files as its own. Names further up are the user's own folders' business.
+    trap = trusted_name_match(parts, ending_after=len(parts) - 2)
+    if trap is not None:
+        name, _, end = trap
+        raise PullRefused(
+            f"DEST {dest} is inside {Path(*parts[:end])}: {name.what} [{name.rule.id}]; pull elsewhere "
+            "(--force does not change this)"
+        )
+    if not force:
         for i, part in enumerate(parts[:-1]):
             if part in SKILL_DISCOVERY_FOLDERS and parts[i + 1] == SKILLS_FOLDER:
                 raise PullRefused(
@@ -168,9 +194,9 @@ async def _fetch(
         if isinstance(entry.resources, str):
             return {}, entry, client.server_name, f"{uri} is a dynamic skill: it has no manifest to verify against"
         paths, problems = _plan(entry, placed, force=force)
-        if problems:
-            lines = "\n".join(f"  {p}" for p in problems)
-            return {}, entry, client.server_name, f"not pulling {_shown(entry.uri)}, nothing written:\n{lines}"
+        if problems:  # one problem stays on one line; several get one line each
+            lines = f" {problems[0]}" if len(problems) == 1 else "".join(f"\n  {p}" for p in problems)
+            return {}, entry, client.server_name, f"not pulling {_shown(entry.uri)}, nothing written:{lines}"
         failures, verified = await verify_entry(client, entry)
         if failures:
             named = "; ".join(f"{f.uri}: {f.message}" for f in failures[:3])
@@ -181,7 +207,10 @@ async def _fetch(
 
 
 def _plan(entry: SkillEntry, placed: Sequence[str], *, force: bool) -> tuple[dict[str, str], list[str]]:
-    """Each listed uri's `/`-separated path inside DEST, and one line per file that may not be written there."""
+    """Each listed uri's `/`-separated path inside DEST, and one line per file (or place) that may not be written.
+
+    Judged on the names alone, before any file is read: a refused skill costs the server no reads.
+    """
     assert not isinstance(entry.resources, str)
     paths: dict[str, str] = {}
     problems: list[str] = []
@@ -199,19 +228,47 @@ def _plan(entry: SkillEntry, placed: Sequence[str], *, force: bool) -> tuple[dic
                 "which no pulled file may have, even with --force"
             )
             continue
-        paths[resource.uri] = rel
-        if force:
-            continue
-        match = agent_config_match([*placed, *segments])
-        if match is not None:
-            found, start = match
-            where = "/".join([*placed, *segments][start:])
+        long_name = next((s for s in segments if name_too_long(s)), None)
+        if long_name is not None:
+            size = len(long_name.encode("utf-8", "surrogatepass"))
             problems.append(
-                f"{_shown(rel)}: {_shown(where)} is agent configuration ({found.what}); an agent opened there would "
-                "trust it as its own (pass --force to write it)"
+                f"{_shortened(rel)}: name too long ({size} bytes; a file system takes at most {MAX_NAME_BYTES}) "
+                f"[{NAME_TOO_LONG.id}]"
             )
+            continue
+        paths[resource.uri] = rel
+    refusals = refused_names(paths.values(), placed)
+    problems.extend(_refusal_line(r) for r in refusals)
+    if not force:
+        trapped = {f for r in refusals for f in r.files}
+        problems.extend(_agent_config_line(rel, placed) for rel in paths.values() if rel not in trapped)
+    problems = [p for p in problems if p]
     problems.extend(_collisions(paths.values()))
+    rules = dict.fromkeys(r.rule.id for r in refusals)
+    problems.extend(f"[{rule}] fix for the skill's author: {FIXES[rule]}" for rule in rules)
     return paths, problems
+
+
+def _refusal_line(refusal: Refusal) -> str:
+    """One line for the files of a skill at or under one refused name: the first of them, which name, and why."""
+    first, more = refusal.files[0], len(refusal.files) - 1
+    also = f" and {more} more" if more else ""
+    place = "" if refusal.where == first else f", in {_shown(refusal.where) + '/' if refusal.where else 'DEST'}"
+    return f"{_shown(first)}{also}{place}: {refusal.what} [{refusal.rule.id}; never written, even with --force]"
+
+
+def _agent_config_line(rel: str, placed: Sequence[str]) -> str:
+    """The refusal of a file that would land on an agent-configuration path, or "" if it would not."""
+    segments = rel.split("/")
+    match = agent_config_match([*placed, *segments])
+    if match is None:
+        return ""
+    found, start = match
+    where = "/".join([*placed, *segments][start:])
+    return (
+        f"{_shown(rel)}: {_shown(where)} is agent configuration ({found.what}); an agent opened there would "
+        "trust it as its own (pass --force to write it)"
+    )
 
 
 def _segments(entry: SkillEntry, uri: str) -> list[str]:
@@ -253,6 +310,27 @@ def _shown(text: str) -> str:
     return clean if len(clean) <= _SHOWN_LIMIT else clean[:_SHOWN_LIMIT] + "..."
 
 
+def _shortened(text: str) -> str:
+    """A long name or path as one short escaped line: its start and its end, and how long it was."""
+    if len(text) <= _SHORT_LIMIT:
+        return _shown(text)
+    return f"{_shown(text[:40])}...{_shown(text[-20:])} ({len(text)} characters)"
+
+
+def write_failure(error: OSError) -> str:
+    """Why the disk refused a write, in a few words (never the path: it may be thousands of characters)."""
+    reasons = {
+        errno.ENAMETOOLONG: "name too long for this file system",
+        errno.EROFS: "the file system is read-only",
+        errno.ENOSPC: "no space left on the disk",
+        errno.EDQUOT: "over the disk quota",
+        errno.EACCES: "permission denied",
+        errno.EPERM: "not permitted",
+        errno.EEXIST: "two of its files are one file on this disk",
+    }
+    return reasons.get(error.errno or 0) or error.strerror or type(error).__name__
+
+
 def _provenance(server: str, server_name: str | None, entry: SkillEntry, files: dict[str, bytes]) -> dict[str, Any]:
     assert not isinstance(entry.resources, str)
     return {
@@ -270,13 +348,23 @@ def _provenance(server: str, server_name: str | None, entry: SkillEntry, files: 
 
 
 def _write(dest: Path, files: dict[str, bytes], provenance: dict[str, Any]) -> None:
-    """Write into a fresh sibling folder, then rename it to DEST: DEST never holds half a skill."""
+    """Write into a fresh sibling folder, then rename it to DEST: DEST never holds half a skill.
+
+    A failing disk (full, read-only, a path too long) is one line naming the file; the staging folder, and any
+    parent folder made for DEST, are removed again, so nothing of the skill is left.
+    """
     parent = dest.absolute().parent
-    parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.pull-", dir=parent))
+    made: list[Path] = []  # folders made for DEST, deepest first: removed again on failure
+    staging: Path | None = None
+    current = "DEST"
     try:
+        made = [p for p in (parent, *parent.parents) if not p.exists()]
+        parent.mkdir(parents=True, exist_ok=True)
+        # The prefix is cut: a long DEST name must not make the staging folder's name too long to create.
+        staging = Path(tempfile.mkdtemp(prefix=f".{dest.name[:64]}.pull-", dir=parent))
         real_staging = os.path.realpath(staging)
         for rel, data in files.items():
+            current = rel
             path = staging.joinpath(*rel.split("/"))
             # Containment on the resolved path (the segments were checked; this is the belt to those braces).
             if not os.path.realpath(path).startswith(real_staging + os.sep):
@@ -284,10 +372,23 @@ def _write(dest: Path, files: dict[str, bytes], provenance: dict[str, Any]) -> N
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(path, "xb") as fh:
                 fh.write(data)
+        current = PROVENANCE_FILE
         (staging / PROVENANCE_FILE).write_text(json.dumps(provenance, indent=2, ensure_ascii=False) + "\n")
+        current = "DEST"
         if dest.is_dir():
             dest.rmdir()  # empty (checked): replaced by the finished folder
         os.replace(staging, dest)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+    except BaseException as err:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+        for folder in made:
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        if isinstance(err, OSError):
+            where = "DEST" if current == "DEST" else _shortened(current)
+            raise PullRefused(
+                f"could not write {where} into {_shortened(str(dest))}: {write_failure(err)}; nothing written"
+            ) from None
         raise
