@@ -19,6 +19,7 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any, cast
 
+import anyio
 import uvicorn
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
@@ -28,13 +29,14 @@ from starlette.types import ASGIApp
 
 import skillwire
 from skillwire.scopes import CallerResolver
-from skillwire.server.auth import AuthConfig, build_verifier, install, metadata_routes
+from skillwire.server.auth import AuthConfig, CompositeVerifier, build_verifier, install, metadata_routes
 from skillwire.server.budget import ByteBudget, ReadBudget
 from skillwire.server.catalog_page import catalog_routes
 from skillwire.server.connections import guarded_protocol, throttled_resource_errors
 from skillwire.server.extension import SkillsExtension
 from skillwire.server.guard import HostOriginGuard, HostPolicy
 from skillwire.server.limits import ServeLimits
+from skillwire.server.listen_limits import ListenSlots, StreamGate
 from skillwire.server.ops import PROBE_PATHS, ServerMetrics, ops_routes
 from skillwire.server.replica import ReplicaSessions
 from skillwire.server.service import SkillService
@@ -82,15 +84,20 @@ def http_app(
     limits: ServeLimits | None = None,
     guarded: bool = False,
     metrics: ServerMetrics | None = None,
+    listen: ListenSlots | None = None,
+    verifier: CompositeVerifier | None = None,
 ) -> Starlette:
     """The streamable HTTP ASGI app (JSON responses: half the CPU per request of SSE framing).
 
     With `service`, the catalog page (`catalog_page.py`) is served at `/` beside the MCP endpoint,
     scoped by `callers` as the extension is. With `auth`, every route but the Protected Resource
-    Metadata needs a bearer token (`auth.py`). `guarded`: the app will sit behind `guarded_app`,
+    Metadata needs a bearer token (`auth.py`), checked by `verifier` (default: built from `auth`).
+    `guarded`: the app will sit behind `guarded_app`,
     which checks Host and Origin on every route, so the SDK's own check (on /mcp, on loopback binds
     only) is turned off rather than done twice. With `service` and `metrics`, `/healthz`, `/readyz` and
-    `/metrics` too (the probes need no token; see `ops.PROBE_PATHS`).
+    `/metrics` too (the probes need no token; see `ops.PROBE_PATHS`). With `listen` (the `LiveReload`'s
+    `notifier.slots`), each listen request takes its slot once authenticated, and streams end with their
+    token (`listen_limits.py`).
     """
     limits = limits or ServeLimits()
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False) if guarded else None
@@ -108,8 +115,10 @@ def http_app(
         max_sessions=limits.max_sessions,
         session_idle_timeout=limits.session_idle_timeout,
     )
+    if listen is not None:  # added first: innermost, so it runs after authentication
+        app.add_middleware(StreamGate, slots=listen, mcp_path=MCP_PATH)
     if auth is not None:
-        install(app, auth, build_verifier(auth), open_paths=PROBE_PATHS)
+        install(app, auth, verifier or build_verifier(auth), open_paths=PROBE_PATHS)
     return app
 
 
@@ -202,6 +211,8 @@ async def serve_http(
     if service is not None:
         metrics = ServerMetrics(service)
         metrics.install(server)
+    verifier = build_verifier(auth) if auth is not None else None
+    listen = live.notifier.slots if live is not None else None
     # log_config=None: uvicorn's records go to the application's handlers (the CLI's escapes hostile text for the
     # terminal) instead of handlers uvicorn would install for itself.
     config = uvicorn.Config(
@@ -216,6 +227,8 @@ async def serve_http(
                 limits=limits,
                 guarded=True,
                 metrics=metrics,
+                listen=listen,
+                verifier=verifier,
             ),
             policy,
             limits,
@@ -250,5 +263,9 @@ async def serve_http(
 
         uv.shutdown = shutdown  # type: ignore[method-assign]
     with throttled_resource_errors():
-        async with _running(live):
+        async with _running(live), anyio.create_task_group() as tasks:
+            if listen is not None and verifier is not None:
+                # Also what re-reads a changed token file when no request comes: a revoked stream ends anyway.
+                tasks.start_soon(listen.watch_credentials, verifier)
             await uv.serve(sockets=[sock])
+            tasks.cancel_scope.cancel()
