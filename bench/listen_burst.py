@@ -1,15 +1,18 @@
 """A burst of `subscriptions/listen` requests from one token, and how long an ordinary request waits meanwhile.
 
-python -m bench.listen_burst [--burst 1500] [--runs 3]
+python -m bench.listen_burst [--burst 1500] [--runs 3] [--kind listen|discover|no-token] [-- SERVE OPTIONS]
 
-A fresh `skillwire serve examples/skills --http 127.0.0.1:PORT --token-file F` per run. A child process opens
-`--burst` connections at once, each sending one listen request with the attacker's token, and holds every
-accepted stream open until the run ends. Meanwhile this process sends `server/discover` with another token on a
-fresh connection, one after another, and times each answer (connect to the last byte). Printed per run: how many
-listen requests were accepted and refused (and the refusal seen), how long the burst took to be answered, and the
+A fresh `skillwire serve examples/skills --http 127.0.0.1:PORT --token-file F --quiet` per run. A child process
+opens `--burst` connections at once, each sending one request with the attacker's token, and holds every accepted
+listen stream open until the run ends. Meanwhile this process sends `server/discover` with another token on a
+fresh connection, one after another, and times each answer (connect to last byte). Printed per run: how the
+burst's requests were answered, the server's CPU time (user + system, from /proc) while it was answered, and the
 ordinary request's wait before the burst (median) and during it (median and worst).
 
-Issue 19: one token held all 256 slots, and an ordinary request waited 5-7 s during a 1,500-listen burst.
+`--kind` chooses what the burst sends, to compare a listen burst with what any client can send: `listen`;
+`discover` (as many ordinary requests); `no-token` (listen requests without a token, answered 401 before
+anything else: the least a request can cost). Issue 19: one token held all 256 listen slots, and an ordinary
+request waited 5-7 s during a 1,500-listen burst.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import argparse
 import asyncio
 import json
 import multiprocessing
+import os
 import re
 import secrets
 import socket
@@ -26,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,13 +44,15 @@ META = {
     "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
     "io.modelcontextprotocol/clientCapabilities": {},
 }
+LISTEN_PARAMS = {"notifications": {"resourcesListChanged": True}}
 
 
-def _request(port: int, token: str, method: str, params: dict[str, Any], *, close: bool = False) -> bytes:
+def _request(port: int, token: str | None, method: str, params: dict[str, Any], *, close: bool = False) -> bytes:
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": META}}).encode()
     head = (
-        f"POST /mcp HTTP/1.1\r\nHost: {HOST}:{port}\r\nAuthorization: Bearer {token}\r\n"
-        "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+        f"POST /mcp HTTP/1.1\r\nHost: {HOST}:{port}\r\n"
+        + (f"Authorization: Bearer {token}\r\n" if token is not None else "")
+        + "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
         f"MCP-Protocol-Version: {MODERN}\r\nMcp-Method: {method}\r\nContent-Length: {len(body)}\r\n"
         + ("Connection: close\r\n" if close else "")
         + "\r\n"
@@ -56,22 +63,30 @@ def _request(port: int, token: str, method: str, params: dict[str, Any], *, clos
 # -- the burst (in a child process, so its own event loop does not slow the timed client) ---------------------------
 
 
-def _burst(port: int, token: str, count: int, kind: str, done: Any, outcome: Any, release: Any) -> None:
-    asyncio.run(_burst_async(port, token, count, kind, done, outcome, release))
+@dataclass(frozen=True)
+class Burst:
+    """What the child process sends, and the events and queue it reports through."""
+
+    port: int
+    request: bytes
+    count: int
+    done: Any  # multiprocessing.Event: every request answered
+    outcome: Any  # multiprocessing.Queue: (seconds, {answer: count})
+    release: Any  # multiprocessing.Event: close the held streams and exit
 
 
-async def _burst_async(port: int, token: str, count: int, kind: str, done: Any, outcome: Any, release: Any) -> None:
-    if kind == "listen":
-        request = _request(port, token, "subscriptions/listen", {"notifications": {"resourcesListChanged": True}})
-    else:
-        request = _request(port, token, "server/discover", {})
+def _burst(burst: Burst) -> None:
+    asyncio.run(_burst_async(burst))
+
+
+async def _burst_async(burst: Burst) -> None:
     held: list[asyncio.StreamWriter] = []
     tally: dict[str, int] = {}
 
     async def one() -> None:
         try:
-            reader, writer = await asyncio.open_connection(HOST, port)
-            writer.write(request)
+            reader, writer = await asyncio.open_connection(HOST, burst.port)
+            writer.write(burst.request)
             await writer.drain()
             answer = b""
             while b"\r\n\r\n" not in answer or not _complete(answer):
@@ -90,10 +105,10 @@ async def _burst_async(port: int, token: str, count: int, kind: str, done: Any, 
         tally[key] = tally.get(key, 0) + 1
 
     start = time.perf_counter()
-    await asyncio.gather(*(one() for _ in range(count)))
-    outcome.put((time.perf_counter() - start, tally))
-    done.set()
-    await asyncio.get_running_loop().run_in_executor(None, release.wait)
+    await asyncio.gather(*(one() for _ in range(burst.count)))
+    burst.outcome.put((time.perf_counter() - start, tally))
+    burst.done.set()
+    await asyncio.get_running_loop().run_in_executor(None, burst.release.wait)
     for writer in held:
         writer.close()
 
@@ -114,10 +129,10 @@ def _classify(answer: bytes) -> str:
     if b'"result"' in body:
         return f"HTTP {status} result"
     message = re.search(rb'"message":"([^"]{0,80})', body)
-    return f"HTTP {status} " + (message.group(1).decode() if message else body[:60].decode(errors="replace"))
+    return f"HTTP {status} " + (message.group(1).decode() if message else body[:40].decode(errors="replace"))
 
 
-# -- the timed ordinary request -------------------------------------------------------------------------------------
+# -- the timed ordinary request and the server -------------------------------------------------------------------
 
 
 def ordinary(port: int, token: str) -> float:
@@ -133,7 +148,21 @@ def ordinary(port: int, token: str) -> float:
     return time.perf_counter() - start
 
 
-def run_once(burst: int, kind: str, extra: list[str]) -> dict[str, Any]:
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process `pid` so far (from /proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _burst_request(kind: str, port: int, attacker: str) -> bytes:
+    if kind == "listen":
+        return _request(port, attacker, "subscriptions/listen", LISTEN_PARAMS)
+    if kind == "no-token":
+        return _request(port, None, "subscriptions/listen", LISTEN_PARAMS)
+    return _request(port, attacker, "server/discover", {})
+
+
+def run_once(count: int, kind: str, extra: list[str]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         attacker, victim = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
         tokens = Path(tmp, "tokens")
@@ -147,18 +176,26 @@ def run_once(burst: int, kind: str, extra: list[str]) -> dict[str, Any]:
         try:
             port = _wait_for_port(server, log)
             before = [ordinary(port, victim) for _ in range(10)]
-            done, release = multiprocessing.Event(), multiprocessing.Event()
-            outcome: Any = multiprocessing.Queue()
-            child = multiprocessing.Process(target=_burst, args=(port, attacker, burst, kind, done, outcome, release))
+            burst = Burst(
+                port,
+                _burst_request(kind, port, attacker),
+                count,
+                multiprocessing.Event(),
+                multiprocessing.Queue(),
+                multiprocessing.Event(),
+            )
+            child = multiprocessing.Process(target=_burst, args=(burst,))
+            cpu_start = cpu_seconds(server.pid)
             child.start()
             time.sleep(0.05)  # the burst's connections are being opened and sent
             during: list[float] = []
-            while not done.is_set() or not during:
+            while not burst.done.is_set() or not during:
                 during.append(ordinary(port, victim))
-            took, tally = outcome.get(timeout=300)
-            release.set()
+            took, tally = burst.outcome.get(timeout=300)
+            cpu = cpu_seconds(server.pid) - cpu_start
+            burst.release.set()
             child.join(60)
-            return {"before": before, "during": during, "took": took, "tally": tally}
+            return {"before": before, "during": during, "took": took, "tally": tally, "cpu": cpu}
         finally:
             server.terminate()
             server.wait(30)
@@ -178,23 +215,17 @@ def _wait_for_port(server: subprocess.Popen[bytes], log: Path) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--burst", type=int, default=1_500, help="listen requests sent at once (default 1500)")
+    parser.add_argument("--burst", type=int, default=1_500, help="requests sent at once (default 1500)")
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument(
-        "--kind",
-        choices=("listen", "discover"),
-        default="listen",
-        help="what the burst sends: listen requests, or (to compare) as many ordinary server/discover requests",
-    )
+    parser.add_argument("--kind", choices=("listen", "discover", "no-token"), default="listen")
     parser.add_argument("serve_options", nargs="*", help="more `skillwire serve` options (after --)")
     args = parser.parse_args()
-    what = "listen" if args.kind == "listen" else "server/discover"
-    print(f"burst: {args.burst:,} {what} requests from one token at once; the timed ordinary one: server/discover")
+    print(f"burst: {args.burst:,} requests at once ({args.kind}); the timed ordinary one: server/discover")
     for n in range(args.runs):
         result = run_once(args.burst, args.kind, args.serve_options)
         before, during = result["before"], result["during"]
         tally = ", ".join(f"{count} {key}" for key, count in sorted(result["tally"].items(), key=lambda kv: -kv[1]))
-        print(f"run {n + 1}: burst answered in {result['took']:.2f} s: {tally}")
+        print(f"run {n + 1}: answered in {result['took']:.2f} s, server CPU {result['cpu']:.2f} s: {tally}")
         print(
             f"  ordinary request: before {statistics.median(before) * 1000:.0f} ms (median of {len(before)}); "
             f"during the burst median {statistics.median(during) * 1000:.0f} ms, "
