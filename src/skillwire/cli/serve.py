@@ -102,7 +102,11 @@ def run_serve(args: argparse.Namespace) -> int:
     if search is not None:
         search.install(server)
     live = LiveReload(
-        extension.service, watch=args.watch, callers=callers, max_listen_streams=limits.max_listen_streams
+        extension.service,
+        watch=args.watch,
+        callers=callers,
+        max_listen_streams=limits.max_listen_streams,
+        max_listen_streams_per_caller=limits.max_listen_streams_per_caller,
     )
     live.install(server)
     if address is None:
@@ -206,6 +210,7 @@ def _limits(args: argparse.Namespace, make: Any) -> Any:
         max_sessions=args.max_sessions,
         session_idle_timeout=args.session_idle_timeout,
         max_listen_streams=args.max_listen_streams,
+        max_listen_streams_per_caller=args.max_listen_streams_per_caller,
         read_budget=args.read_budget_mb << 20,
     )
 

@@ -205,6 +205,13 @@ def _network_options(serve: argparse.ArgumentParser) -> None:
         help="open subscriptions/listen streams (default %(default)s)",
     )
     net.add_argument(
+        "--max-listen-streams-per-caller",
+        type=positive_int,
+        default=limits.DEFAULT_MAX_LISTEN_STREAMS_PER_CALLER,
+        metavar="N",
+        help="listen streams one token (or JWT client and subject) may hold open (default %(default)s)",
+    )
+    net.add_argument(
         "--read-budget-mb",
         type=positive_int,
         default=limits.DEFAULT_READ_BUDGET_BYTES >> 20,

@@ -20,6 +20,7 @@ need not be one that reads skills.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -35,7 +36,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from skillwire.server.jwt_verifier import JwtSettings, JwtVerifier, is_loopback_url
-from skillwire.server.token_file import TokenFile
+from skillwire.server.token_file import TOKEN_FILE_ISSUER, TokenFile
 
 __all__ = [
     "OPERATOR_SCOPE",
@@ -84,6 +85,17 @@ class CompositeVerifier:
 
     def __init__(self, verifiers: list[TokenVerifier]) -> None:
         self.verifiers = verifiers
+
+    def granted(self, tokens: Sequence[AccessToken]) -> list[bool]:
+        """`Credentials` (`listen_limits.py`): is each token still granted? A token-file token while its line stands
+        (`TokenFile.granted`); a JWT cannot be revoked here (no introspection): it lasts until its `exp`."""
+        answers = [True] * len(tokens)
+        token_file = next((v for v in self.verifiers if isinstance(v, TokenFile)), None)
+        if token_file is not None:
+            from_file = [i for i, t in enumerate(tokens) if (t.claims or {}).get("iss") == TOKEN_FILE_ISSUER]
+            for i, answer in zip(from_file, token_file.granted([tokens[i] for i in from_file]), strict=True):
+                answers[i] = answer
+        return answers
 
     async def verify_token(self, token: str) -> AccessToken | None:
         for verifier in self.verifiers:

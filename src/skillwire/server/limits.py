@@ -2,8 +2,9 @@
 
 Every bound an unauthenticated client can push against has a number here: open connections, how
 long a connection may sit silent or dribble a request, handshake-era sessions and how long they
-live, `subscriptions/listen` streams, and the bytes of large files being read at once.
-`connections.py`, `sessions.py` and `budget.py` enforce them; `skillwire serve --help` names each flag.
+live, `subscriptions/listen` streams (in all, and per caller), and the bytes of large files being read at once.
+`connections.py`, `sessions.py`, `listen_limits.py` and `budget.py` enforce them; `skillwire serve --help` names
+each flag.
 
     limits = ServeLimits(max_connections=2_000)
     limits = limits.fitted_to_fd_limit()   # leave room for files, watchers and the listening socket
@@ -25,6 +26,8 @@ DEFAULT_HEADER_TIMEOUT_S = 10.0
 DEFAULT_MAX_SESSIONS = 1_000
 DEFAULT_SESSION_IDLE_TIMEOUT_S = 600.0
 DEFAULT_MAX_LISTEN_STREAMS = 256
+DEFAULT_MAX_LISTEN_STREAMS_PER_CALLER = 16
+"""One caller's share of the listen streams (a client needs one or two), so one token cannot take them all."""
 DEFAULT_READ_BUDGET_BYTES = 16 * 1024 * 1024
 LARGE_READ_BYTES = 1024 * 1024
 """Reads of files at least this large wait for room in the read budget; smaller ones never wait."""
@@ -42,6 +45,7 @@ class ServeLimits:
     max_sessions: int = DEFAULT_MAX_SESSIONS
     session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT_S
     max_listen_streams: int = DEFAULT_MAX_LISTEN_STREAMS
+    max_listen_streams_per_caller: int = DEFAULT_MAX_LISTEN_STREAMS_PER_CALLER
     read_budget: int = DEFAULT_READ_BUDGET_BYTES
 
     def __post_init__(self) -> None:

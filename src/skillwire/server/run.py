@@ -19,6 +19,7 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any, cast
 
+import anyio
 import uvicorn
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
@@ -28,13 +29,21 @@ from starlette.types import ASGIApp
 
 import skillwire
 from skillwire.scopes import CallerResolver
-from skillwire.server.auth import AuthConfig, build_verifier, install, is_operator, metadata_routes
+from skillwire.server.auth import (
+    AuthConfig,
+    CompositeVerifier,
+    build_verifier,
+    install,
+    is_operator,
+    metadata_routes,
+)
 from skillwire.server.budget import ByteBudget, ReadBudget
 from skillwire.server.catalog_page import catalog_routes
 from skillwire.server.connections import guarded_protocol, throttled_resource_errors
 from skillwire.server.extension import SkillsExtension
 from skillwire.server.guard import HostOriginGuard, HostPolicy
 from skillwire.server.limits import ServeLimits
+from skillwire.server.listen_limits import ListenSlots, StreamGate
 from skillwire.server.ops import OPERATOR_PATHS, PROBE_PATHS, ServerMetrics, ops_routes
 from skillwire.server.replica import ReplicaSessions
 from skillwire.server.service import SkillService
@@ -82,17 +91,21 @@ def http_app(
     limits: ServeLimits | None = None,
     guarded: bool = False,
     metrics: ServerMetrics | None = None,
+    listen: ListenSlots | None = None,
+    verifier: CompositeVerifier | None = None,
 ) -> Starlette:
     """The streamable HTTP ASGI app (JSON responses: half the CPU per request of SSE framing).
 
     With `service`, the catalog page (`catalog_page.py`) is served at `/` beside the MCP endpoint,
     scoped by `callers` as the extension is. With `auth`, every route but the Protected Resource
-    Metadata needs a bearer token (`auth.py`). `guarded`: the app will sit behind `guarded_app`,
+    Metadata needs a bearer token (`auth.py`), checked by `verifier` (default: built from `auth`).
+    `guarded`: the app will sit behind `guarded_app`,
     which checks Host and Origin on every route, so the SDK's own check (on /mcp, on loopback binds
     only) is turned off rather than done twice. With `service` and `metrics`, `/healthz`, `/readyz` and
     `/metrics` too (the probes need no token, catalog-wide figures an operator's: see `ops.PROBE_PATHS`).
     The session cap (`sessions.py`, `limits.max_sessions`) sits inside authentication: only an authenticated
-    request touches a session.
+    request touches a session. With `listen` (the `LiveReload`'s `notifier.slots`), each listen request takes
+    its slot once authenticated, and streams end with their token (`listen_limits.py`).
     """
     limits = limits or ServeLimits()
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False) if guarded else None
@@ -110,7 +123,8 @@ def http_app(
         max_sessions=limits.max_sessions,
         session_idle_timeout=limits.session_idle_timeout,
     )
-    # Innermost, so that with `auth` it sees only authenticated requests: a 401 or 403 moves no session.
+    # Innermost, so that with `auth` they see only authenticated requests: a 401 or 403 moves no session
+    # and takes no listen slot.
     app.add_middleware(
         SessionCap,
         manager=server.session_manager,
@@ -118,8 +132,10 @@ def http_app(
         max_sessions=limits.max_sessions,
         idle_timeout=limits.session_idle_timeout,
     )
+    if listen is not None:
+        app.add_middleware(StreamGate, slots=listen, mcp_path=MCP_PATH)
     if auth is not None:
-        install(app, auth, build_verifier(auth), open_paths=PROBE_PATHS, operator_paths=OPERATOR_PATHS)
+        install(app, auth, verifier or build_verifier(auth), open_paths=PROBE_PATHS, operator_paths=OPERATOR_PATHS)
     return app
 
 
@@ -206,6 +222,8 @@ async def serve_http(
     if service is not None:
         metrics = ServerMetrics(service)
         metrics.install(server)
+    verifier = build_verifier(auth) if auth is not None else None
+    listen = live.notifier.slots if live is not None else None
     # log_config=None: uvicorn's records go to the application's handlers (the CLI's escapes hostile text for the
     # terminal) instead of handlers uvicorn would install for itself.
     config = uvicorn.Config(
@@ -219,6 +237,8 @@ async def serve_http(
                 limits=limits,
                 guarded=True,
                 metrics=metrics,
+                listen=listen,
+                verifier=verifier,
             ),
             policy,
             limits,
@@ -253,5 +273,9 @@ async def serve_http(
 
         uv.shutdown = shutdown  # type: ignore[method-assign]
     with throttled_resource_errors():
-        async with _running(live):
+        async with _running(live), anyio.create_task_group() as tasks:
+            if listen is not None and verifier is not None:
+                # Also what re-reads a changed token file when no request comes: a revoked stream ends anyway.
+                tasks.start_soon(listen.watch_credentials, verifier)
             await uv.serve(sockets=[sock])
+            tasks.cancel_scope.cancel()

@@ -13,6 +13,10 @@ until it is fixed (fail closed). A presented token is compared with every token,
 SHA-256 digests, so not even a token's length shows in the timing).
 Tokens never appear in a log line or an error, nor does any other word of the file: a line is named by its
 number and a word by its place (a second token pasted on a line is as secret as the first).
+
+An `AccessToken` from the file carries a `jti` naming its line (a keyed hash of the token, with a key made
+per process, so it tells nothing of the token): `granted` says whether that line is still in the file with
+the same subject and scopes, so whatever outlives a request (a listen stream) ends when its line goes.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import os
 import re
 import stat
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -140,6 +145,8 @@ class TokenFile:
         self.path = str(path)
         self._tokens = read_token_file(self.path)  # a bad file at start is an error, not a warning
         self._seen = _signature(self.path)
+        self._key = os.urandom(32)  # for line handles: this process's own, so a handle reveals nothing
+        self._handles: tuple[tuple[StaticToken, ...], dict[str, StaticToken]] = ((), {})
         self._check_permissions()
 
     def _check_permissions(self) -> None:
@@ -180,6 +187,23 @@ class TokenFile:
                 found = token
         return found
 
+    def handle(self, token: StaticToken) -> str:
+        """The name of `token`'s line in an `AccessToken` (its `jti`): a keyed hash, never the token or its digest."""
+        return hmac.new(self._key, token.digest, hashlib.sha256).hexdigest()[:32]
+
+    def granted(self, tokens: Sequence[AccessToken]) -> list[bool]:
+        """For each of `tokens` (issued by `verify_token`): is its line still in the file, with the same subject and
+        scopes? The file is re-read first if it changed; while it is broken, none is."""
+        current = self.current()
+        if self._handles[0] is not current:
+            self._handles = (current, {self.handle(t): t for t in current})
+        by_handle = self._handles[1]
+        answers = []
+        for access in tokens:
+            line = by_handle.get(str((access.claims or {}).get("jti")))
+            answers.append(line is not None and line.subject == access.subject and list(line.scopes) == access.scopes)
+        return answers
+
     async def verify_token(self, token: str) -> AccessToken | None:
         """`TokenVerifier`: an `AccessToken` for a listed token (client_id and subject are the line's subject)."""
         found = self.match(token)
@@ -191,6 +215,6 @@ class TokenFile:
             subject=found.subject,
             scopes=list(found.scopes),
             # An issuer of its own: principals from the file never equal a JWT issuer's (session ownership and
-            # request-state binding compare client, issuer and subject).
-            claims={"iss": TOKEN_FILE_ISSUER, "sub": found.subject, "iat": int(time.time())},
+            # request-state binding compare client, issuer and subject). `jti` names the line (`granted`).
+            claims={"iss": TOKEN_FILE_ISSUER, "sub": found.subject, "iat": int(time.time()), "jti": self.handle(found)},
         )

@@ -41,7 +41,8 @@ from mcp_types import SubscriptionsListenRequestParams
 
 from skillwire.catalog import Catalog
 from skillwire.scopes import Caller, CallerResolver, ScopePolicy, Visibility
-from skillwire.server.limits import DEFAULT_MAX_LISTEN_STREAMS
+from skillwire.server.limits import DEFAULT_MAX_LISTEN_STREAMS, DEFAULT_MAX_LISTEN_STREAMS_PER_CALLER
+from skillwire.server.listen_limits import GuardedListen, ListenSlots
 from skillwire.server.service import Listing, SkillService
 from skillwire.sources.port import DEFAULT_DEBOUNCE_MS, DEFAULT_STEP_MS, WatchableSource, WatchPace
 
@@ -139,14 +140,17 @@ class ChangeNotifier:
         *,
         callers: CallerResolver | None = None,
         max_listen_streams: int = DEFAULT_MAX_LISTEN_STREAMS,
+        max_listen_streams_per_caller: int = DEFAULT_MAX_LISTEN_STREAMS_PER_CALLER,
     ) -> None:
         self.service = service
         self.callers = callers
         self.bus: InMemorySubscriptionBus | _CallerBus = (
             InMemorySubscriptionBus() if callers is None else _CallerBus(callers)
         )
-        # Beyond the cap a listen request is refused before it is acknowledged (the SDK's ListenHandler).
+        # Beyond the cap a listen request is refused before it is acknowledged (the SDK's ListenHandler); over
+        # HTTP `slots` refuses first, per caller too, and ends streams whose token expired or was revoked.
         self.listen = ListenHandler(self.bus, max_subscriptions=max_listen_streams)
+        self.slots = ListenSlots(max_streams=max_listen_streams, max_per_caller=max_listen_streams_per_caller)
         self._sessions: dict[int, ServerSession] = {}
         self._audience: dict[int, _Receiver] = {}  # with a policy: who each remembered session is
         self._published = service.catalog
@@ -158,7 +162,9 @@ class ChangeNotifier:
     def install(self, server: Server[Any]) -> None:
         """Serve `subscriptions/listen` on `server` and remember its handshake-era sessions."""
         if server.get_request_handler(LISTEN_METHOD) is None:
-            server.add_request_handler(LISTEN_METHOD, SubscriptionsListenRequestParams, self.listen)
+            server.add_request_handler(
+                LISTEN_METHOD, SubscriptionsListenRequestParams, GuardedListen(self.listen, self.slots)
+            )
         server.middleware.append(self.middleware)
 
     async def middleware(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
@@ -335,12 +341,18 @@ class LiveReload:
         step_ms: int = DEFAULT_STEP_MS,
         callers: CallerResolver | None = None,
         max_listen_streams: int = DEFAULT_MAX_LISTEN_STREAMS,
+        max_listen_streams_per_caller: int = DEFAULT_MAX_LISTEN_STREAMS_PER_CALLER,
     ) -> None:
         self.service = service
         self.watch = watch and isinstance(service.source, WatchableSource)  # a source that cannot: SIGHUP only
         self.debounce_ms = debounce_ms
         self.step_ms = step_ms
-        self.notifier = ChangeNotifier(service, callers=callers, max_listen_streams=max_listen_streams)
+        self.notifier = ChangeNotifier(
+            service,
+            callers=callers,
+            max_listen_streams=max_listen_streams,
+            max_listen_streams_per_caller=max_listen_streams_per_caller,
+        )
 
     def install(self, server: Server[Any]) -> None:
         self.notifier.install(server)
