@@ -10,7 +10,7 @@ PORT ?= 8000
 SKILLS ?= 10000
 NODE_TOOLS := tools/node/node_modules/.package-lock.json
 
-.PHONY: serve test fuzz bench interop-peers lint typecheck pytest tools venv chromium nginx clean
+.PHONY: serve test fuzz bench interop-peers lint typecheck pytest tools venv chromium nginx promtool clean
 
 serve: $(BIN)/skillwire
 	$(BIN)/skillwire serve examples/skills --http $(HOST):$(PORT)
@@ -39,8 +39,13 @@ typecheck: $(BIN)/skillwire
 
 # pytest exits 5 when it collected no test; make treats that, like any non-zero status, as a failure.
 # Three worker processes, each taking whole files (module fixtures start once): most tests wait on real servers.
-pytest: $(BIN)/skillwire $(NODE_TOOLS) chromium nginx
+pytest: $(BIN)/skillwire $(NODE_TOOLS) chromium nginx promtool
 	$(BIN)/pytest -n 3 --dist loadfile
+
+# `/metrics` is checked by Prometheus's own linter (tests/server/test_ops.py): promtool, from Debian's `prometheus`
+# package (its daemon is not started; --no-install-recommends keeps the install to the package itself).
+promtool:
+	command -v promtool >/dev/null || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus)
 
 # The catalog page's browser tests drive Debian's headless Chromium (tests/browser).
 chromium:
