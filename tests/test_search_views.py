@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Hashable
+from typing import Any
 
-from skillwire.search import Document, SearchIndex, SearchView
+import pytest
+
+from skillwire.search import Document, SearchIndex, SearchView, _ranking
 from skillwire.search._ranking import _TOP
 
 WORDS = [f"w{i}" for i in range(60)]
@@ -114,3 +117,26 @@ def test_a_view_nobody_holds_is_no_longer_kept_current() -> None:
     del view
     index.put(Document("k99999", "late", "w1"))
     assert len(index._views) == 0
+
+
+def test_a_built_view_learns_each_stand_in_once_until_its_documents_change(monkeypatch: pytest.MonkeyPatch) -> None:
+    """skillwire choice (speed): asking again reuses what the view learned; a change to what it sees forgets it."""
+    learned: list[int] = []
+    real = _ranking.stand_ins
+
+    def counted(*args: Any) -> tuple[tuple[int, float], ...]:
+        learned.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(_ranking, "stand_ins", counted)
+    index = SearchIndex(catalog(7, 400))
+    view = index.view(visible)
+    view.search("alpha w1")
+    first = len(learned)
+    assert first > 0
+    view.search("alpha w1")
+    view.search("w1 alpha")
+    assert len(learned) == first
+    index.put(Document("k00401", "new", "alpha beta"))
+    view.search("alpha w1")
+    assert len(learned) > first

@@ -202,6 +202,8 @@ class SearchView:
 
     def build(self, steps: int) -> bool:
         """Check or rank up to `steps` more documents; True when the view is complete."""
+        if self.ready:
+            return True
         docs = self._index._all.docs
         if self._pending is not None:  # first: which documents are allowed
             end = min(len(self._pending), self._next + steps)

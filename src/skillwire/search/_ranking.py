@@ -103,8 +103,8 @@ class Ranking:
 
     def post(self, documents: Iterable[Doc]) -> None:
         """Rank these documents with the average length `begin` set (a view's build, in steps)."""
-        self._related.clear()
         for doc in documents:
+            self._related.clear()  # stand-ins follow the documents
             self.docs[doc.id] = doc
             self._length_sum += doc.length
             self._post(doc)
