@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from skillwire.search import Document, SearchIndex, SearchView, _ranking
+from skillwire.search import Document, SearchIndex, SearchView, _related
 from skillwire.search._ranking import _TOP
 
 WORDS = [f"w{i}" for i in range(60)]
@@ -122,13 +122,13 @@ def test_a_view_nobody_holds_is_no_longer_kept_current() -> None:
 def test_a_built_view_learns_each_stand_in_once_until_its_documents_change(monkeypatch: pytest.MonkeyPatch) -> None:
     """skillwire choice (speed): asking again reuses what the view learned; a change to what it sees forgets it."""
     learned: list[int] = []
-    real = _ranking.stand_ins
+    real = _related.stand_ins
 
     def counted(*args: Any) -> tuple[tuple[int, float], ...]:
         learned.append(1)
         return real(*args)
 
-    monkeypatch.setattr(_ranking, "stand_ins", counted)
+    monkeypatch.setattr("skillwire.search._ranking.stand_ins", counted)  # the name the ranking calls
     index = SearchIndex(catalog(7, 400))
     view = index.view(visible)
     view.search("alpha w1")

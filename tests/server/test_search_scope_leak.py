@@ -8,7 +8,8 @@ stand-ins learned from it must not reach the caller's scores, its shortlist or w
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -122,3 +123,31 @@ def test_a_scoped_caller_finds_its_skills_when_their_words_are_common_across_a_l
     """skillwire choice (issue 19, "Also"): the shortlist is cut among the caller's skills, not the whole catalog."""
     found = [s["uri"] for s in search(full, "monthly report for customers")["structuredContent"]["skills"]]
     assert set(found[:2]) == {"skill://acme/billing/statements/SKILL.md", "skill://acme/billing/invoices/SKILL.md"}
+
+
+def test_a_scoped_callers_scores_follow_its_own_skills_as_the_folder_changes_and_never_the_hidden_ones(
+    config: Path, tmp_path: Path
+) -> None:
+    """skillwire choice: hot reload reaches the caller's ranking (its view follows the catalog), hidden edits do not."""
+    root = tmp_path / "skills"
+    _write_visible(root)
+    options = ("--search-tool", "--token-file", str(config / "tokens.txt"), "--scopes", str(config / "scopes.toml"))
+    with http_server([root], *options) as server:
+        before = search(server, "ledger credit")
+        assert [s["uri"] for s in before["structuredContent"]["skills"]] == ["skill://acme/billing/refunds/SKILL.md"]
+        write_skill(root, "vault/ledgers", description="Ledger credit ledger credit ledger")
+        _until(
+            lambda: len(search(server, "ledger", token="ci-token-0123456789abcdef")["structuredContent"]["skills"]) == 2
+        )
+        assert search(server, "ledger credit") == before
+        write_skill(root, "acme/billing/credits", description="Issue a credit note and book it in the ledger")
+        _until(lambda: len(search(server, "ledger credit")["structuredContent"]["skills"]) == 2)
+        assert search(server, "ledger credit") != before
+
+
+def _until(done: Callable[[], bool], timeout: float = 15.0) -> None:
+    """Wait for the server's watcher to publish a change (a freeze bound, not a speed assertion)."""
+    deadline = time.monotonic() + timeout
+    while not done():
+        assert time.monotonic() < deadline, "the server did not follow the served folder"
+        time.sleep(0.1)

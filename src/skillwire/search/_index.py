@@ -14,7 +14,7 @@ a document's whole name (ignoring case, spaces and hyphens) puts that document f
 Views: `index.view(allows)` is the index as someone who may see only the documents whose key `allows` passes. It
 ranks with its own statistics, postings and stand-ins over those documents alone (a server's caller with a scope:
 what it may not see changes none of its scores, shortlists or answers), shares the documents' terms with the index
-(about 150 bytes a document it holds, against about 740 for an index of its own), is built in steps (`build`) so
+(about 150-185 bytes a document it holds, against about 740 for an index of its own), is built in steps (`build`) so
 a server can let other work run meanwhile, and follows the index's changes for as long as it is in use.
 
 Memory is kept small: 32-bit ids in arrays, no per-name set for the usual one skill per name, each word's term

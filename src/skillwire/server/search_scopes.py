@@ -3,7 +3,7 @@
 A scoped caller's ranking must be a function of the skills it may see and nothing else: BM25's document count,
 document frequencies and average length, the stand-ins learned from the catalog and each frequent term's shortlist
 all say something about the skills they are computed over. So a caller with a scope is answered by a `SearchView`
-of the one `SearchIndex`: BM25 over the skills its scope allows alone, sharing the index's documents (about 150
+of the one `SearchIndex`: BM25 over the skills its scope allows alone, sharing the index's documents (about 150-185
 bytes a visible skill, against about 740 for an index of its own). Views are keyed by `Visibility.key` (the sorted
 union of the patterns of the grants a caller matches): callers with equal keys share one, a key meaning the same set
 across policy reloads. A view follows the catalog through its index; a caller that sees everything (`**`) gets the
@@ -15,10 +15,14 @@ tokens with different scope combinations (an OAuth client may ask for any subset
 distinct keys as there are combinations of grants. Hence the bounds, whatever callers do:
 
 - at most `MAX_VIEWS` views, together holding at most `VIEW_CATALOGS` times the catalog's skills (the least
-  recently used view goes first; the one being built is never evicted), so views never hold more than about
-  `VIEW_CATALOGS` x 150 bytes per served skill;
+  recently used view goes first; the one being built is never evicted), so views hold at most about
+  `VIEW_CATALOGS` x 185 bytes per served skill (75 MB at 100,000 skills; one catalog more while one is built);
 - one view is built at a time (callers with other new scopes wait their turn; callers with a built view do not
   wait), in steps of `BUILD_STEP` skills with the event loop free in between, so a build never stalls other requests.
+
+What the bounds leave: a caller cycling through more combinations than are kept makes the server build views again
+(0.15-0.5 s of CPU each at 100,000 skills, `python -m bench.search_scopes`), and callers whose scope has no view yet
+wait behind those builds; other methods and callers with a built view are not held up.
 
     scoped = ScopedSearch(index)
     ranking = await scoped.ranking_for(scope)   # the index itself for `**`, else the scope's view
@@ -37,7 +41,7 @@ from skillwire.search import SearchIndex, SearchView
 
 MAX_VIEWS = 64  # distinct visible sets ranked at once
 VIEW_CATALOGS = 4  # skills all views hold together, in catalogs' worth
-BUILD_STEP = 4_000  # skills checked or ranked between two yields to the event loop (~10-20 ms at 100,000 skills)
+BUILD_STEP = 4_000  # skills checked or ranked between two yields to the event loop (up to about 20 ms of CPU)
 
 
 class ScopedSearch:
