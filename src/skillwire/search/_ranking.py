@@ -236,8 +236,9 @@ class Ranking:
         k1_plus, norm = _K1 + 1, _K1 * (1 - _B + _B * doc.length / self._avg_used)  # BM25's tf part, inlined
         terms, doc_id = self.terms, doc.id
         for term_id, tf in zip(doc.term_ids, doc.tfs, strict=True):
-            entry = terms.get(term_id)
-            if entry is None:
+            try:
+                entry = terms[term_id]
+            except KeyError:  # the term's first document here (rarer than not: faster than .get on a build)
                 entry = terms[term_id] = _Term(array("i"), array("f"))
             entry.docs.append(doc_id)
             entry.impacts.append(tf * k1_plus / (tf + norm))
