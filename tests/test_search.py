@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skillwire.search import MAX_QUERY_TERMS, Document, SearchIndex, name_key, terms
-from skillwire.search._index import _TOP
+from skillwire.search._ranking import _TOP
 
 CATALOG = [
     Document("pdf", "pdf-processing", "Extract text and tables from PDF files, fill forms, merge documents"),
@@ -346,12 +346,12 @@ def test_an_answer_never_depends_on_what_was_asked_before(monkeypatch: pytest.Mo
     """Stand-ins are remembered, but a query is charged for learning them either way: a tight budget binds alike."""
     docs = [*_FILLER, *_TEACHERS, *_RELEASE_NOTES]
     cost = sum(len(terms(f"{doc.name} {doc.description}")) for doc in _TEACHERS)  # about what 'compose' costs
-    monkeypatch.setattr("skillwire.search._index._RELATED_BUDGET", cost // 2)
+    monkeypatch.setattr("skillwire.search._ranking._RELATED_BUDGET", cost // 2)
     fresh = SearchIndex(docs).search("compose release notes", 5)
     warmed = SearchIndex(docs)
-    monkeypatch.setattr("skillwire.search._index._RELATED_BUDGET", 10 * cost)
+    monkeypatch.setattr("skillwire.search._ranking._RELATED_BUDGET", 10 * cost)
     assert warmed.stand_ins("compos") == [("draft", 1.0)]  # learned and remembered under a loose budget
     warmed.search("compose", 5)
-    monkeypatch.setattr("skillwire.search._index._RELATED_BUDGET", cost // 2)
+    monkeypatch.setattr("skillwire.search._ranking._RELATED_BUDGET", cost // 2)
     assert warmed.search("compose release notes", 5) == fresh
     assert fresh[0].key != "c-draft"  # over budget: no stand-in, as on a fresh index

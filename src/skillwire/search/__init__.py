@@ -1,18 +1,19 @@
 """Relevance search over skill listings: BM25 with field weights, stemming, stand-ins, an exact-name match first.
 
 `_text` turns text and skills into terms and documents, `_related` decides which word stands in for another,
-`_index` holds the incremental index. Everything a host or server needs is importable from here.
+`_ranking` scores one set of documents by BM25, `_index` holds the incremental index and its views (what one caller
+may see, ranked as if nothing else were indexed). Everything a host or server needs is importable from here.
 """
 
 from skillwire.search._index import (
     DESCRIPTION_WEIGHT,
-    EXACT_NAME_BONUS,
     MAX_QUERY_TERMS,
     NAME_WEIGHT,
     OTHER_WEIGHT,
-    SearchHit,
     SearchIndex,
+    SearchView,
 )
+from skillwire.search._ranking import EXACT_NAME_BONUS, SearchHit
 from skillwire.search._related import RELATED_WEIGHT
 from skillwire.search._text import OTHER_CHARS, STOP_WORDS, Document, name_key, skill_document, terms
 
@@ -28,6 +29,7 @@ __all__ = [
     "Document",
     "SearchHit",
     "SearchIndex",
+    "SearchView",
     "name_key",
     "skill_document",
     "terms",

@@ -6,18 +6,20 @@ listings change instead of rebuilding it per query. Pure: no I/O, no clock; ties
 documents and query always give the same answer.
 
 Scoring: a query's terms (`_text.terms`: stop words dropped, Snowball stems) are matched against a document's
-weighted term frequencies (the name counts 4x, the description 1x, other text 0.5x) by BM25. Each query term
-scores the better of its own match and its stand-in's (`_related`: a word the catalog keeps writing beside it,
+weighted term frequencies (the name counts 4x, the description 1x, other text 0.5x) by BM25 (`_ranking`). Each query
+term scores the better of its own match and its stand-in's (`_related`: a word the catalog keeps writing beside it,
 weighed down), so "compose release notes" finds the skill that says "draft" and never "compose". A query that is
 a document's whole name (ignoring case, spaces and hyphens) puts that document first.
 
-Speed: each term's postings are kept with their BM25 impact; a frequent term (in more than `_TOP` documents) is
-scanned only over its `_TOP` highest-impact documents (kept sorted, re-sorted only after it changes), and the best
-candidates are then re-scored exactly from each document's own terms. A query costs O(rare postings + _TOP x
-frequent terms), not O(catalog); stand-ins are learned from at most `_RELATED_BUDGET` documents a query and
-remembered until the index changes. Indexing remembers each word's term (a catalog repeats its words; bounded),
-and memory is kept small: 32-bit ids in arrays, no per-name set for the usual one skill per name
-(`python -m bench.search` prints bytes a skill at 100,000 generated skills).
+Views: `index.view(allows)` is the index as someone who may see only the documents whose key `allows` passes. It
+ranks with its own statistics, postings and stand-ins over those documents alone (a server's caller with a scope:
+what it may not see changes none of its scores, shortlists or answers), shares the documents' terms with the index
+(about 150-185 bytes a document it holds, against about 740 for an index of its own), is built in steps (`build`) so
+a server can let other work run meanwhile, and follows the index's changes for as long as it is in use.
+
+Memory is kept small: 32-bit ids in arrays, no per-name set for the usual one skill per name, each word's term
+remembered (a catalog repeats its words; bounded) (`python -m bench.search` prints bytes a skill at 100,000
+generated skills).
 
     index = SearchIndex()
     index.put(Document(("docs", "skill://pdf/SKILL.md"), "pdf", "Fill and merge PDF files"))
@@ -26,59 +28,22 @@ and memory is kept small: 32-bit ids in arrays, no per-name set for the usual on
 
 from __future__ import annotations
 
-import heapq
-import math
+import weakref
 from array import array
-from collections import Counter
-from collections.abc import Hashable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Iterable, Sequence
 
-from skillwire.search._related import MAX_DOCUMENTS, RELATED_WEIGHT, SUPPORT, stand_ins
+from skillwire.search._ranking import Doc, Ranking, SearchHit
 from skillwire.search._text import STOP_WORDS, Document, name_key, stem, terms, words
 
 NAME_WEIGHT = 4.0
 DESCRIPTION_WEIGHT = 1.0
 OTHER_WEIGHT = 0.5
-EXACT_NAME_BONUS = 1_000.0  # more than any BM25 score: an exact name match comes first
-_K1 = 1.2
-_B = 0.75
-_TOP = 2_000  # postings scanned per frequent term
-_RESCORE = 4  # candidates re-scored exactly: limit x this
 _WORDS_REMEMBERED = 200_000  # distinct words whose term id an index remembers (bounds memory on hostile text)
-_RELATED_BUDGET = 100_000  # terms a query may read to learn its terms' stand-ins (rarest terms first)
-_RELATED_REMEMBERED = 20_000  # terms whose stand-ins are remembered between changes
 MAX_QUERY_TERMS = 32  # a longer query keeps its first 32 distinct terms (a conversation used as a query)
-
-
-@dataclass(frozen=True, slots=True)
-class SearchHit:
-    """One result: the document's key and its score (higher is better)."""
-
-    key: Hashable
-    score: float
 
 
 def _ids(named: int | tuple[int, ...]) -> tuple[int, ...]:
     return (named,) if isinstance(named, int) else named
-
-
-@dataclass(slots=True)
-class _Term:
-    """A term's postings: document ids and their BM25 impacts (without idf), and a cached best-first order."""
-
-    docs: array[int]
-    impacts: array[float]
-    live: int = 0
-    order: tuple[array[int], array[float]] | None = None  # the best postings, best first; None: stale
-
-
-@dataclass(frozen=True, slots=True)
-class _Doc:
-    key: Hashable
-    name: str
-    length: float  # the sum of its weighted term frequencies
-    term_ids: array[int]  # one per distinct term (32-bit ids: 4 bytes each)
-    tfs: array[float]  # weighted frequency of each, in the same order
 
 
 class SearchIndex:
@@ -88,20 +53,17 @@ class SearchIndex:
 
     def __init__(self, documents: Iterable[Document] = ()) -> None:
         self._ids: dict[Hashable, int] = {}
-        self._docs: dict[int, _Doc] = {}
         self._term_ids: dict[str, int] = {}
-        self._terms: list[_Term] = []
+        self._term_names: list[str] = []  # term id -> the term
         self._names: dict[str, int | tuple[int, ...]] = {}  # name key -> its document (a tuple when several)
         self._word_terms: dict[str, int] = {}  # a word as written -> its term id (-1: a stop word)
-        self._term_names: list[str] = []  # term id -> the term
-        self._related: dict[int, tuple[int, tuple[tuple[int, float], ...] | None]] = {}  # term -> cost, stand-ins
         self._next = 0
-        self._length_sum = 0.0
-        self._avg_used = 0.0  # the average length the stored impacts were computed with
+        self._all = Ranking(self._term_names)  # every document: the documents themselves live in its `docs`
+        self._views: weakref.WeakSet[SearchView] = weakref.WeakSet()  # views in use, kept current by every change
         self.update(documents)
 
     def __len__(self) -> int:
-        return len(self._docs)
+        return len(self._all.docs)
 
     def __contains__(self, key: Hashable) -> bool:
         return key in self._ids
@@ -112,9 +74,9 @@ class SearchIndex:
 
     def update(self, documents: Iterable[Document]) -> None:
         """Index (or re-index) several documents; the impacts are weighed once for all of them."""
-        prepared: list[_Doc] = []
+        prepared: list[Doc] = []
         term_ids = self._term_ids_of
-        for document in documents:
+        for document in {document.key: document for document in documents}.values():  # a key given twice: the last
             self.remove(document.key)
             weighted: dict[int, float] = {}
             for text, weight in (
@@ -124,159 +86,65 @@ class SearchIndex:
             ):
                 for found in term_ids(text):
                     weighted[found] = weighted.get(found, 0.0) + weight
-            length = sum(weighted.values())
-            self._length_sum += length
-            ids = array("i", weighted.keys())
-            prepared.append(_Doc(document.key, name_key(document.name), length, ids, array("f", weighted.values())))
-        if not prepared:
-            return
-        self._related.clear()  # stand-ins follow the catalog
-        average = self._length_sum / (len(self._docs) + len(prepared))
-        drifted = not self._avg_used or abs(average - self._avg_used) > 0.25 * self._avg_used
-        if drifted:
-            self._avg_used = average
-        for doc in prepared:
-            doc_id = self._next
+            doc_id, name = self._next, name_key(document.name)
             self._next += 1
-            self._ids[doc.key] = doc_id
-            self._docs[doc_id] = doc
-            same = self._names.get(doc.name)
-            self._names[doc.name] = doc_id if same is None else (*_ids(same), doc_id)
-            if not drifted:
-                self._post(doc_id, doc)
-        if drifted:
-            self._reweigh()  # the collection changed shape: every impact follows the new average length
+            ids, tfs = array("i", weighted.keys()), array("f", weighted.values())
+            prepared.append(Doc(doc_id, document.key, name, sum(weighted.values()), ids, tfs))
+            self._ids[document.key] = doc_id
+            same = self._names.get(name)
+            self._names[name] = doc_id if same is None else (*_ids(same), doc_id)
+        self._all.add(prepared)
+        for view in list(self._views):
+            view._added(prepared)
 
     def remove(self, key: Hashable) -> bool:
         """Drop `key`'s document; False if it was not indexed."""
         doc_id = self._ids.pop(key, None)
         if doc_id is None:
             return False
-        doc = self._docs.pop(doc_id)
-        self._related.clear()
-        self._length_sum -= doc.length
+        doc = self._all.docs[doc_id]
+        self._all.remove(doc_id)
         others = tuple(other for other in _ids(self._names[doc.name]) if other != doc_id)
         if not others:
             del self._names[doc.name]
         else:
             self._names[doc.name] = others[0] if len(others) == 1 else others
-        for term_id in doc.term_ids:
-            entry = self._terms[term_id]
-            entry.live -= 1
-            entry.order = None
-            if entry.live * 2 < len(entry.docs):  # mostly dead: compact
-                self._compact(entry)
+        for view in list(self._views):
+            view._ranking.remove(doc_id)
         return True
 
     def keys(self) -> list[Hashable]:
         """Every indexed key, in the order first indexed."""
-        return [doc.key for doc in self._docs.values()]
+        return [doc.key for doc in self._all.docs.values()]
 
     def search(self, query: str, limit: int = 10) -> list[SearchHit]:
         """The `limit` best documents for `query`, best first (ties: by key); [] for a query with no terms."""
-        if limit <= 0 or not self._docs:
-            return []
-        asked = [
-            (term_id, self._idf(self._terms[term_id].live))
-            for term in list(dict.fromkeys(terms(query)))[:MAX_QUERY_TERMS]
-            if (term_id := self._term_ids.get(term)) is not None and self._terms[term_id].live
-        ]
-        uses = self._uses(asked)
-        named = self._names.get(name_key(query)) if name_key(query) else None
-        exact = set(_ids(named)) if named is not None else set()
-        scores: dict[int, float] = dict.fromkeys(exact, 0.0)
-        get, alive = scores.get, self._docs
-        for term_id, slots in uses.items():
-            weight = sum(w for _, w in slots)  # at least its share of the exact score below: a bound to shortlist by
-            entry = self._terms[term_id]
-            docs, impacts = self._best(entry)
-            if entry.live == len(entry.docs):  # no removed document in this term's postings
-                for doc_id, impact in zip(docs, impacts, strict=True):
-                    scores[doc_id] = get(doc_id, 0.0) + weight * impact
-            else:
-                for doc_id, impact in zip(docs, impacts, strict=True):
-                    if doc_id in alive:
-                        scores[doc_id] = get(doc_id, 0.0) + weight * impact
-        if not scores:
-            return []
-        shortlist = heapq.nlargest(limit * _RESCORE + len(exact), scores.items(), key=lambda item: item[1])
-        hits = []
-        for doc_id, _ in shortlist:  # exact scores: a frequent term's share may lie beyond its scanned top
-            doc = self._docs[doc_id]
-            best = [0.0] * len(asked)  # each query term scores its own match or its stand-in's, the better one
-            for t, tf in zip(doc.term_ids, doc.tfs, strict=True):
-                scored = uses.get(t)
-                if scored is not None:
-                    impact = self._impact(tf, doc.length)
-                    for slot, weight in scored:
-                        best[slot] = max(best[slot], weight * impact)
-            hits.append(SearchHit(doc.key, sum(best) + (EXACT_NAME_BONUS if doc_id in exact else 0.0)))
-        hits.sort(key=lambda hit: (-hit.score, repr(hit.key)))
-        return hits[:limit]
+        return self._search(self._all, query, limit)
 
     def stand_ins(self, term: str) -> list[tuple[str, float]]:
         """The terms standing in for `term` (a term as `terms` gives it), best first, with their shares."""
-        term_id = self._term_ids.get(term)
-        if term_id is None:
-            return []
-        return [(self._term_names[other], share) for other, share in self._stand_ins_of(term_id, _RELATED_BUDGET)[1]]
+        return self._stand_ins(self._all, term)
+
+    def view(self, allows: Callable[[Hashable], bool]) -> SearchView:
+        """This index as someone who sees only the documents whose key `allows` (see `SearchView`)."""
+        return SearchView(self, allows)
 
     # -- internals -------------------------------------------------------------------------------------------------
 
-    def _uses(self, asked: list[tuple[int, float]]) -> dict[int, list[tuple[int, float]]]:
-        """For each term to look up: the query terms (slots) it scores for and its weight in each.
+    def _search(self, ranking: Ranking, query: str, limit: int) -> list[SearchHit]:
+        if limit <= 0 or not ranking.docs:
+            return []
+        asked = list(dict.fromkeys(terms(query)))[:MAX_QUERY_TERMS]  # cut before looking up: the index decides nothing
+        term_ids = [term_id for term in asked if (term_id := self._term_ids.get(term)) is not None]
+        key = name_key(query)
+        named = self._names.get(key) if key else None
+        return ranking.search(term_ids, _ids(named) if named is not None else (), limit)
 
-        A query term scores with its idf; its best stand-in not asked for itself with that idf times RELATED_WEIGHT
-        times its share. Stand-ins are learned for the rarest query terms first while the terms their documents
-        hold fit in `_RELATED_BUDGET` (charged whether or not remembered: the answer never depends on the past).
-        """
-        uses: dict[int, list[tuple[int, float]]] = {}
-        for slot, (term_id, idf) in enumerate(asked):
-            uses.setdefault(term_id, []).append((slot, idf))
-        budget, asked_ids = _RELATED_BUDGET, {term_id for term_id, _ in asked}
-        for slot in sorted(range(len(asked)), key=lambda i: (self._terms[asked[i][0]].live, i)):
-            term_id, idf = asked[slot]
-            cost, found = self._stand_ins_of(term_id, budget)
-            if cost > budget:
-                break  # the budget is spent: rarer terms came first
-            budget -= cost
-            other, share = next(((t, s) for t, s in found if t not in asked_ids), (-1, 0.0))
-            if other >= 0:
-                uses.setdefault(other, []).append((slot, idf * RELATED_WEIGHT * share))
-        return uses
-
-    def _stand_ins_of(self, term_id: int, budget: int) -> tuple[int, tuple[tuple[int, float], ...]]:
-        """What learning `term_id`'s stand-ins costs (terms read), and them if that is within `budget`.
-
-        A term in too few or too many documents has none and costs nothing. Remembered until the index changes.
-        """
-        entry, docs = self._terms[term_id], self._docs
-        if not SUPPORT <= entry.live <= MAX_DOCUMENTS:
-            return 0, ()
-        known = self._related.get(term_id)
-        if known is not None and (known[1] is not None or known[0] > budget):
-            return known[0], known[1] or ()
-        held = [doc.term_ids for doc_id in entry.docs if (doc := docs.get(doc_id)) is not None]
-        cost = sum(map(len, held))
-        found: tuple[tuple[int, float], ...] | None = None
-        if cost <= budget:
-            together = Counter[int]()
-            for ids in held:
-                together.update(ids)
-            del together[term_id]
-            terms_ = self._terms
-            found = stand_ins(len(held), together, lambda t: terms_[t].live, len(docs), self._term_names.__getitem__)
-        if len(self._related) >= _RELATED_REMEMBERED:
-            self._related.clear()
-        self._related[term_id] = (cost, found)
-        return cost, found or ()
-
-    def _impact(self, tf: float, length: float) -> float:
-        return tf * (_K1 + 1) / (tf + _K1 * (1 - _B + _B * length / self._avg_used))
-
-    def _idf(self, df: int) -> float:
-        n = len(self._docs)
-        return math.log(1 + (n - df + 0.5) / (df + 0.5))
+    def _stand_ins(self, ranking: Ranking, term: str) -> list[tuple[str, float]]:
+        term_id = self._term_ids.get(term)
+        if term_id is None:
+            return []
+        return [(self._term_names[other], share) for other, share in ranking.stand_ins(term_id)]
 
     def _term_ids_of(self, text: str) -> list[int]:
         """`terms(text)` as term ids (new terms get one), each word's term remembered: a catalog repeats its words."""
@@ -291,40 +159,94 @@ class SearchIndex:
     def _term_id(self, term: str) -> int:
         found = self._term_ids.get(term)
         if found is None:
-            found = self._term_ids[term] = len(self._terms)
-            self._terms.append(_Term(array("i"), array("f")))
+            found = self._term_ids[term] = len(self._term_names)
             self._term_names.append(term)
         return found
 
-    def _post(self, doc_id: int, doc: _Doc) -> None:
-        k1_plus, norm = _K1 + 1, _K1 * (1 - _B + _B * doc.length / self._avg_used)  # BM25's tf part, inlined
-        all_terms = self._terms
-        for term_id, tf in zip(doc.term_ids, doc.tfs, strict=True):
-            entry = all_terms[term_id]
-            entry.docs.append(doc_id)
-            entry.impacts.append(tf * k1_plus / (tf + norm))
-            entry.live += 1
-            entry.order = None
 
-    def _best(self, entry: _Term) -> tuple[Sequence[int], Sequence[float]]:
-        """Postings to scan (documents, impacts): all of a rare term's, the `_TOP` best of a frequent one's."""
-        if len(entry.docs) <= _TOP:
-            return entry.docs, entry.impacts
-        if entry.order is None:
-            impacts = entry.impacts
-            best = heapq.nlargest(_TOP, range(len(impacts)), key=impacts.__getitem__)
-            entry.order = (array("i", [entry.docs[i] for i in best]), array("f", [impacts[i] for i in best]))
-        return entry.order
+class SearchView:
+    """A `SearchIndex` as someone who may see only some of its documents: BM25 over those alone.
 
-    def _compact(self, entry: _Term) -> None:
-        keep = [i for i, doc_id in enumerate(entry.docs) if doc_id in self._docs]
-        entry.docs = array("i", [entry.docs[i] for i in keep])
-        entry.impacts = array("f", [entry.impacts[i] for i in keep])
-        entry.order = None
+    N, document frequencies, the average length, stand-ins and each frequent term's shortlist are computed over the
+    documents whose key `allows` passes, so a hidden document changes nothing a view answers. `build(steps)` does
+    part of the work and says whether the view is complete (`search` finishes it first); the average length is
+    fixed before the first document is ranked, so a view built in steps ranks exactly as one built at once. A view
+    follows every change to its index while anyone holds it (the index keeps views weakly), including changes made
+    while it is being built.
 
-    def _reweigh(self) -> None:
-        """Rebuild every posting with impacts for the current average length (when it drifts by a quarter)."""
-        for entry in self._terms:
-            entry.docs, entry.impacts, entry.live, entry.order = array("i"), array("f"), 0, None
-        for doc_id, doc in self._docs.items():
-            self._post(doc_id, doc)
+        view = index.view(lambda key: str(key).startswith("skill://acme/"))
+        while not view.build(4_000):
+            ...                         # let other work run
+        view.search("refund a charge")
+    """
+
+    __slots__ = ("__weakref__", "_allows", "_index", "_members", "_next", "_pending", "_ranking")
+
+    def __init__(self, index: SearchIndex, allows: Callable[[Hashable], bool]) -> None:
+        self._index = index
+        self._allows = allows
+        self._ranking = Ranking(index._term_names)
+        self._pending: list[int] | None = list(index._all.docs)  # documents still to check, by id, in order
+        self._members: list[Doc] = []  # the allowed ones, still to post
+        self._next = 0  # how far through `_pending`, then through `_members`
+        index._views.add(self)
+
+    def __len__(self) -> int:
+        """Documents this view ranks (so far, while it is being built)."""
+        return len(self._ranking.docs)
+
+    @property
+    def ready(self) -> bool:
+        """True once every allowed document is ranked."""
+        return self._pending is None and self._next >= len(self._members)
+
+    def build(self, steps: int) -> bool:
+        """Check or rank up to `steps` more documents; True when the view is complete."""
+        if self.ready:
+            return True
+        docs = self._index._all.docs
+        if self._pending is not None:  # first: which documents are allowed
+            end = min(len(self._pending), self._next + steps)
+            allows = self._allows
+            for doc_id in self._pending[self._next : end]:
+                doc = docs.get(doc_id)  # None: removed since
+                if doc is not None and allows(doc.key):
+                    self._members.append(doc)
+            steps -= end - self._next
+            self._next = end
+            if end < len(self._pending):
+                return False
+            self._pending, self._next = None, 0
+            self._ranking.begin(self._members)  # the average length of them all, before any is posted
+        end = min(len(self._members), self._next + max(steps, 0))
+        self._ranking.post(doc for doc in self._members[self._next : end] if docs.get(doc.id) is doc)
+        self._next = end
+        if end < len(self._members):
+            return False
+        self._ranking.settle()  # changes made while it was built may have moved the average length
+        self._members = []
+        self._next = 0
+        return True
+
+    def search(self, query: str, limit: int = 10) -> list[SearchHit]:
+        """The `limit` best allowed documents for `query`, ranked as if the others were not indexed."""
+        while not self.build(len(self._index) + 1):
+            pass
+        return self._index._search(self._ranking, query, limit)
+
+    def stand_ins(self, term: str) -> list[tuple[str, float]]:
+        """The terms standing in for `term` among the allowed documents, best first, with their shares."""
+        while not self.build(len(self._index) + 1):
+            pass
+        return self._index._stand_ins(self._ranking, term)
+
+    def _added(self, documents: Sequence[Doc]) -> None:
+        """The index added `documents`: rank the allowed ones (or queue them, while the view is being built)."""
+        if self._pending is not None:
+            self._pending.extend(doc.id for doc in documents)
+            return
+        allowed = [doc for doc in documents if self._allows(doc.key)]
+        if self.ready:
+            self._ranking.add(allowed)
+        else:
+            self._members.extend(allowed)

@@ -3,7 +3,8 @@
 The tool ranks the served skills for a few words (`skillwire.search` over each skill's name, description, other
 frontmatter text and path) and returns their SKILL.md URIs with name, description and score. The index follows the
 catalog: each new snapshot re-indexes only the skills whose listing text changed. With scopes, a caller is shown
-only skills its scope allows, exactly as `skills/list` would (a hidden skill is never named).
+only skills its scope allows, exactly as `skills/list` would (a hidden skill is never named), ranked over those
+skills alone (`search_scopes`): what a caller may not see changes none of its scores or answers.
 
     search = SkillSearch(extension)
     search.install(server)          # tools/list and tools/call on a low-level Server
@@ -13,7 +14,6 @@ only skills its scope allows, exactly as `skills/list` would (a hidden skill is 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 from mcp.server.context import ServerRequestContext
@@ -30,8 +30,10 @@ from mcp_types import (
 
 from skillwire.catalog import Catalog
 from skillwire.manifest import Skill
-from skillwire.search import SearchIndex, skill_document
+from skillwire.scopes import Visibility
+from skillwire.search import SearchHit, SearchIndex, skill_document
 from skillwire.server.extension import SkillsExtension
+from skillwire.server.search_scopes import ScopedSearch
 from skillwire.wire import INVALID_PARAMS
 
 TOOL_NAME = "search_skills"
@@ -94,6 +96,7 @@ class SkillSearch:
         self.extension = extension
         self._index = SearchIndex()
         self._indexed: dict[str, Skill] = {}  # skill uri -> the skill object its document was made from
+        self._scoped = ScopedSearch(self._index)  # a view of the index per distinct scope, following it
         self._follow(extension.service.catalog)
         extension.service.on_change(self._follow)
 
@@ -105,27 +108,23 @@ class SkillSearch:
         server.add_request_handler("tools/list", PaginatedRequestParams, self._list_tools)
         server.add_request_handler("tools/call", CallToolRequestParams, self._call_tool)
 
-    def search(self, query: str, limit: int, scope_allows: Callable[[str], bool] | None = None) -> list[dict[str, Any]]:
-        """The best `limit` skills for `query` that `scope_allows(uri)` (None: every skill), as tool results."""
+    async def search(self, query: str, limit: int, scope: Visibility | None = None) -> list[dict[str, Any]]:
+        """The best `limit` skills for `query` that a caller with `scope` may see (None: every skill), as tool results,
+        ranked over those skills alone."""
+        ranking = self._index if scope is None else await self._scoped.ranking_for(scope)
+        return self._results(ranking.search(query, limit), scope)
+
+    def _results(self, hits: list[SearchHit], scope: Visibility | None) -> list[dict[str, Any]]:
         catalog = self.extension.service.catalog
-        wanted = limit if scope_allows is None else max(limit * 5, 50)
-        while True:
-            hits = self._index.search(query, wanted)
-            found = []
-            for hit in hits:
-                uri = str(hit.key)
-                skill = catalog.skill(uri)
-                if skill is None or (scope_allows is not None and not scope_allows(uri)):
-                    continue
-                found.append(
-                    {"uri": uri, "name": skill.name, "description": skill.frontmatter.get("description", "")}
-                    | {"score": round(hit.score, 4)}
-                )
-                if len(found) == limit:
-                    return found
-            if len(hits) < wanted or wanted >= len(self._index):
-                return found
-            wanted = len(self._index)  # the caller's scope hid most hits: look through everything once
+        found = []
+        for hit in hits:
+            uri = str(hit.key)
+            skill = catalog.skill(uri)
+            if skill is None or (scope is not None and not scope.allows_uri(uri)):  # a view holds neither: a guard
+                continue
+            description = skill.frontmatter.get("description", "")
+            found.append({"uri": uri, "name": skill.name, "description": description, "score": round(hit.score, 4)})
+        return found
 
     def _follow(self, catalog: Catalog) -> None:
         """Re-index the skills of a new snapshot that are not the very objects already indexed; drop those gone.
@@ -157,8 +156,7 @@ class SkillSearch:
         problem = _argument_problem(query, limit, set(args) - {"query", "limit"})
         if problem is not None:  # the model's mistake: a tool error it can read and correct, not a protocol error
             return CallToolResult(content=[TextContent(type="text", text=problem)], is_error=True)
-        scope = await self.extension.scope()
-        found = self.search(str(query), int(limit), None if scope is None else scope.allows_uri)
+        found = await self.search(str(query), int(limit), await self.extension.scope())
         result = {"skills": found}
         text = json.dumps(result, ensure_ascii=False)
         return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=result)
