@@ -20,6 +20,7 @@ from bench.generate import generate
 
 from skillwire.client import SkillsClient
 from skillwire.client.answers import UnexpectedResponse
+from skillwire.errors import ResponseTooLarge
 from skillwire.host.entry import InvalidEntry
 from skillwire.host.host import Host, IncompleteListing
 from skillwire.host.limits import DEFAULT_LIMITS, ClientLimits
@@ -139,3 +140,15 @@ async def test_a_directory_that_repeats_its_child_forever_is_refused_once_it_sto
                 await client.read_directory("skill://page-1")
     assert caught.value.uri == "skill://page-1"
     assert str(caught.value).endswith(f"paging stopped: {reason}")
+
+
+async def test_a_directory_that_adds_a_child_a_page_forever_is_bounded_by_the_listing_bytes() -> None:
+    """Attack: directory pages that each add a new child, forever; they keep adding, so the bytes of the whole walk
+    (`max_listing_bytes`, as for skills/list) end it, refused as a whole."""
+    limits = ClientLimits(max_listing_bytes=4_000, max_response_bytes=1_000)
+    with anyio.fail_after(HARNESS_TIMEOUT_S):
+        async with SkillsClient.connect(hostile_command("endless-pager", "--exit-on-hangup"), limits=limits) as client:
+            with pytest.raises(ResponseTooLarge) as caught:
+                await client.read_directory("skill://page-1")
+    assert caught.value.uri == "skill://page-1"
+    assert caught.value.limit < 1_000
