@@ -46,10 +46,11 @@ def test_every_time_limit_must_be_a_positive_finite_number_of_seconds(name: str,
 
 
 def test_a_listing_that_adds_nothing_ends_within_10_s_by_default() -> None:
-    """Issue 19, hole 8: the default stall time is under the issue's 10 s, the default listing time far above it."""
+    """Issue 19, hole 8: the default stall time is under the issue's 10 s; the default listing time is some 8 times
+    what 100,000 real skills in pages of 10 took (76 s, `python -m bench.host_listing --page-size 10`)."""
     assert DEFAULT_LIMITS.max_stalled_seconds < 10
     assert DEFAULT_LIMITS.max_stalled_pages <= 16
-    assert DEFAULT_LIMITS.max_listing_seconds >= 300
+    assert DEFAULT_LIMITS.max_listing_seconds >= 600
 
 
 def test_one_page_cannot_be_larger_than_the_whole_listing() -> None:

@@ -19,7 +19,7 @@ import anyio.lowlevel
 from anyio.abc import TaskGroup
 
 from skillwire.client.answers import SkillsListResult, UnexpectedResponse
-from skillwire.client.progress import Progress
+from skillwire.client.paging import Progress
 from skillwire.errors import ResponseTooLarge
 from skillwire.host.entry import InvalidEntry, SkillEntry, parse_entry
 from skillwire.host.limits import ClientLimits

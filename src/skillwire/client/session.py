@@ -52,7 +52,7 @@ from skillwire.client.answers import (
 from skillwire.client.bounded import ResponseMeter, bounded_http_client, bounded_stdio_client, environment_proxy
 from skillwire.client.credentials import authentication_required
 from skillwire.client.listing import Listing, walk_listing
-from skillwire.client.progress import Progress
+from skillwire.client.paging import Progress
 from skillwire.errors import ResponseTooLarge, SkillwireError
 from skillwire.host.entry import InvalidEntry, SkillEntry, parse_entry
 from skillwire.host.limits import DEFAULT_LIMITS, ClientLimits
@@ -213,7 +213,7 @@ class SkillsClient:
         limit (`max_pages`, default `limits.max_listing_pages`; `max_listing_entries`;
         `max_listing_bytes`, and `max_response_bytes` for one page, cut off as it arrives), or
         when it makes no progress (`max_stalled_pages` pages in a row, or `max_stalled_seconds`,
-        without a new skill) or takes `max_listing_seconds` in all (`client/progress.py`).
+        without a new skill) or takes `max_listing_seconds` in all (`client/paging.py`).
         An entry whose uri was already listed is dropped as a problem (the first one is kept):
         one uri is one skill within a server. Each next page is asked for as soon as its cursor
         arrives, and the page in hand is checked a few entries at a time meanwhile, letting the
