@@ -8,9 +8,14 @@ the seconds `add_server` took, the host process's CPU time over it, its peak RSS
 included), its RSS once the listing is held, and its RSS before connecting (the interpreter and imports). On a
 shared machine the seconds also wait for the server's share of the cores; the CPU time does not. `bare walk s` is
 the same walk by a bare JSON-RPC client that checks nothing (bench/peers.py), just before: what the server takes.
+`relist s` is a second walk over the same connection (`Host.refresh`): the listing alone, without the connection or,
+over stdio, the server's start; it is what the listing time limit (`ClientLimits.max_listing_seconds`) is held to.
+`--stdio` has the host start the server itself as a stdio command (there is no bare walk then); `--page-size` is the
+server's.
 
     python -m bench.host_listing                            # 10,000 and 100,000 skills
     python -m bench.host_listing --skills 10000 --catalogs DIR   # keep generated catalogs in DIR for the next run
+    python -m bench.host_listing --skills 100000 --page-size 10 --stdio   # 10,000 pages of 10, over stdio
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import subprocess
 import sys
@@ -35,26 +41,23 @@ FILES = 5
 HERE = Path(__file__).resolve().parent.parent
 
 
-async def _list_all(url: str) -> dict[str, float]:
-    """Add the server to a fresh Host; the figures of that one listing."""
+async def _list_all(target: str | list[str]) -> dict[str, float]:
+    """Add the server (a URL or a stdio command) to a fresh Host, then list it again; the figures of both."""
     from skillwire.host.host import Host  # imported before the baseline is read, like every other import
 
     base = vm_kib_self("VmRSS")
     async with Host() as host:
         start, cpu = time.perf_counter(), time.process_time()
-        await host.add_server("bench", url, read_timeout_seconds=120)
+        await host.add_server("bench", target, read_timeout_seconds=120)
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         skills = len(host.registry.skills("bench"))
         problems = len(host.problems("bench"))
-        return {
-            "skills": skills,
-            "problems": problems,
-            "seconds": seconds,
-            "cpu": cpu,
-            "base_kib": base,
-            "peak_kib": vm_kib_self("VmHWM"),
-            "after_kib": vm_kib_self("VmRSS"),
-        }
+        figures = {"base_kib": base, "peak_kib": vm_kib_self("VmHWM"), "after_kib": vm_kib_self("VmRSS")}
+        start = time.perf_counter()
+        await host.refresh("bench")
+        relist = time.perf_counter() - start
+        problems += len(host.problems("bench"))
+        return {"skills": skills, "problems": problems, "seconds": seconds, "relist": relist, "cpu": cpu} | figures
 
 
 async def _raw_walk(url: str) -> float:
@@ -74,8 +77,8 @@ def vm_kib_self(field: str) -> int:
     return vm_kib(int(Path("/proc/self/stat").read_text().split()[0]), field)
 
 
-def _child(url: str) -> None:
-    print(json.dumps(asyncio.run(_list_all(url))))
+def _child(target: str) -> None:
+    print(json.dumps(asyncio.run(_list_all(json.loads(target)))))
 
 
 def catalog(parent: Path, skills: int) -> Path:
@@ -88,20 +91,28 @@ def catalog(parent: Path, skills: int) -> Path:
     return root
 
 
-def measure(root: Path, cache: Path) -> dict[str, float]:
-    """One listing by a fresh host process, with the catalog served by a fresh server."""
-    with serve(root, "--no-watch", "--digest-cache", str(cache)) as served:
+def measure(root: Path, cache: Path, options: list[str], *, stdio: bool = False) -> dict[str, float]:
+    """One listing by a fresh host process, with the catalog served by a fresh server (`options` are the server's)."""
+    options = ["--no-watch", "--digest-cache", str(cache), *options]
+    if stdio:
+        command = [sys.executable, "-m", "skillwire", "serve", str(root), "--quiet", *options]
+        return _run_child(json.dumps(command)) | {"floor": math.nan}
+    with serve(root, *options) as served:
         settle(served.process.pid)
         floor = asyncio.run(_raw_walk(served.url))
-        out = subprocess.run(
-            [sys.executable, "-m", "bench.host_listing", "--child", served.url],
-            check=True,
-            capture_output=True,
-            text=True,
-            cwd=HERE,
-        )
+        return _run_child(json.dumps(served.url)) | {"floor": floor}
+
+
+def _run_child(target: str) -> dict[str, float]:
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.host_listing", "--child", target],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=HERE,
+    )
     result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
-    return result | {"floor": floor}
+    return result
 
 
 def settle(pid: int, timeout: float = 600.0) -> None:
@@ -123,7 +134,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.host_listing", description=__doc__.splitlines()[0])
     parser.add_argument("--skills", type=int, action="append", help="catalog size (repeatable; 10000 and 100000)")
     parser.add_argument("--catalogs", type=Path, help="keep generated catalogs (and digest caches) in this folder")
+    parser.add_argument("--page-size", type=int, help="the server's --page-size (default: the server's default)")
+    parser.add_argument("--stdio", action="store_true", help="the host starts the server as a stdio command")
     args = parser.parse_args()
+    options = [] if args.page_size is None else ["--page-size", str(args.page_size)]
     sizes = args.skills or [10_000, 100_000]
     with tempfile.TemporaryDirectory() as tmp:
         parent = args.catalogs or Path(tmp)
@@ -131,14 +145,17 @@ def main() -> None:
         rows = []
         for skills in sizes:
             root = catalog(parent, skills)
-            rows.append(measure(root, parent / f"skills-{skills}.digests"))
-    print(f"host side of a skills/list walk over streamable HTTP on loopback ({FILES} files a skill)")
+            rows.append(measure(root, parent / f"skills-{skills}.digests", options, stdio=args.stdio))
+    wire = "stdio" if args.stdio else "streamable HTTP on loopback"
+    pages = "server's default page size" if args.page_size is None else f"pages of {args.page_size}"
+    print(f"host side of a skills/list walk over {wire} ({FILES} files a skill, {pages})")
     print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())} (2 cores: seconds depend on it)")
-    header = f"{'skills':>9}{'problems':>10}{'list s':>9}{'bare walk s':>13}{'host CPU s':>12}"
+    header = f"{'skills':>9}{'problems':>10}{'list s':>9}{'relist s':>10}{'bare walk s':>13}{'host CPU s':>12}"
     print(f"{header}{'peak RSS MiB':>14}{'RSS after MiB':>15}{'RSS before MiB':>16}")
     for row in rows:
         print(
-            f"{int(row['skills']):>9,}{int(row['problems']):>10}{row['seconds']:>9.2f}{row['floor']:>13.2f}"
+            f"{int(row['skills']):>9,}{int(row['problems']):>10}{row['seconds']:>9.2f}{row['relist']:>10.2f}"
+            f"{row['floor']:>13.2f}"
             f"{row['cpu']:>12.2f}"
             f"{row['peak_kib'] / 1024:>14.1f}{row['after_kib'] / 1024:>15.1f}{row['base_kib'] / 1024:>16.1f}"
         )

@@ -82,7 +82,39 @@ async def test_every_scenario_declares_the_extension_with_directory_read(scenari
         assert discovered is not None
         assert discovered.capabilities.extensions == {EXTENSION_ID: {"directoryRead": True}}
         assert discovered.capabilities.resources is not None
-        assert (await skills_list(client)).skills
+        first = await skills_list(client)
+        assert first.skills or (scenario == "empty-pager" and first.next_cursor == "page-2")
+
+
+@pytest.mark.parametrize(
+    ("scenario", "skills", "children"),
+    [
+        ("endless-pager", ["page-1", "page-2", "page-3"], ["part-1.md", "part-2.md", "part-3.md"]),
+        ("empty-pager", [], []),
+        ("repeating-pager", ["page-1"] * 3, ["SKILL.md"] * 3),
+    ],
+)
+async def test_the_pagers_give_a_fresh_cursor_forever_and_list_what_they_claim(
+    scenario: str, skills: list[str], children: list[str]
+) -> None:
+    """skillwire choice (test support): each pager's first three skills/list and directory pages hold a new item
+    each, nothing, or the same item, and always a fresh cursor."""
+    async with connected(scenario) as (_, client):
+        listed, cursors, cursor = [], [], None
+        for _ in range(3):
+            page = await skills_list(client, cursor)
+            listed += [parse_entry(raw).uri.split("/")[2] for raw in page.skills]
+            cursor = page.next_cursor
+            cursors.append(cursor)
+        assert listed == skills
+        assert cursors == ["page-2", "page-3", "page-4"]
+        names, cursor = [], None
+        for _ in range(3):
+            directory = await directory_read(client, "skill://page-1", cursor)
+            names += [child["uri"].rsplit("/", 1)[1] for child in directory.resources]
+            cursor = directory.next_cursor
+        assert names == children
+        assert cursor == "page-4"
 
 
 async def test_the_declaration_survives_the_handshake_era() -> None:

@@ -23,6 +23,7 @@ from skillwire.host.limits import DEFAULT_LIMITS, WIRE_BYTES_PER_BYTE
         "max_listing_pages",
         "max_listing_entries",
         "max_listing_bytes",
+        "max_stalled_pages",
         "max_response_bytes",
         "max_read_bytes",
         "envelope_bytes",
@@ -32,6 +33,24 @@ def test_every_limit_must_be_a_positive_int(name: str, value: Any) -> None:
     """skillwire choice: a cap of 0, a negative, a float, a bool or a string is refused, naming the field."""
     with pytest.raises(ValueError, match=f"ClientLimits.{name} must be a positive int"):
         ClientLimits(**{name: value})
+
+
+@pytest.mark.parametrize("value", [0, -1, float("nan"), float("inf"), True, "10", None])
+@pytest.mark.parametrize("name", ["max_stalled_seconds", "max_listing_seconds"])
+def test_every_time_limit_must_be_a_positive_finite_number_of_seconds(name: str, value: Any) -> None:
+    """skillwire choice: a time limit may be a fraction of a second, but not 0, negative, NaN, infinite or a bool."""
+    with pytest.raises(ValueError, match=f"ClientLimits.{name} must be a positive number of seconds"):
+        ClientLimits(**{name: value})
+    quarter: dict[str, Any] = {name: 0.25}
+    assert getattr(ClientLimits(**quarter), name) == 0.25
+
+
+def test_a_listing_that_adds_nothing_ends_within_10_s_by_default() -> None:
+    """Issue 19, hole 8: the default stall time is under the issue's 10 s; the default listing time is some 8 times
+    what 100,000 real skills in pages of 10 took (76 s, `python -m bench.host_listing --page-size 10`)."""
+    assert DEFAULT_LIMITS.max_stalled_seconds < 10
+    assert DEFAULT_LIMITS.max_stalled_pages <= 16
+    assert DEFAULT_LIMITS.max_listing_seconds >= 600
 
 
 def test_one_page_cannot_be_larger_than_the_whole_listing() -> None:

@@ -25,7 +25,9 @@ file name; a path over 4,096 bytes),
 and the floods: huge-read,
 endless-read (a resources/read answer far past the listed 101 bytes, or one that never ends),
 endless-dynamic (a dynamic skill, no size listed, whose SKILL.md never ends), huge-listing (a
-skills/list page padded past any sane size), endless-pager (a new cursor forever).
+skills/list page padded past any sane size), and the pagers, a new cursor forever: endless-pager (one new skill a
+page), empty-pager (no skill on any page), repeating-pager (the same skill on every page); their directory reads
+page the same way (a new child, none, the same child). `--page-delay S` makes every page wait S seconds first.
 A flood is written while it is sent, in 1 MiB pieces, when the server runs as a
 process (stdio or HTTP): the marker `FLOOD_MARK` in an answer stands for it.
 """
@@ -43,7 +45,7 @@ import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Final, cast
+from typing import Any, Final, Literal, cast
 from urllib.parse import quote
 
 import anyio
@@ -258,7 +260,8 @@ assert len(HUGE_MD) == 101
 # endless-dynamic: a "dynamic" skill (no size listed) whose SKILL.md never ends.
 FLOOD_DESCRIPTION = "A dynamic skill whose SKILL.md never ends"
 
-# huge-listing: one valid skill on a page padded with a flood. endless-pager: one skill per page, forever.
+# huge-listing: one valid skill on a page padded with a flood. The pagers: a fresh cursor on every page, forever;
+# endless-pager lists a new skill on each page, empty-pager none, repeating-pager page-1 again and again.
 LISTED_MD = skill_md("listed", "The one skill of a padded page", "Nothing else.\n")
 
 
@@ -288,7 +291,7 @@ class Catalog:
     instructions: str | None = None
     flood: int = 0
     padded_listing: bool = False
-    endless_pager: bool = False
+    pager: Literal["new", "empty", "repeat"] | None = None  # what every page of an endless listing holds
 
     def __post_init__(self) -> None:
         for entry in self.listed:
@@ -492,9 +495,12 @@ def _huge_listing() -> Catalog:
     return Catalog([entry("listed", files)], served("listed", files), flood=DEFAULT_FLOOD_BYTES, padded_listing=True)
 
 
-def _endless_pager() -> Catalog:
-    files = {"SKILL.md": pager_md(1)}
-    return Catalog([entry("page-1", files)], served("page-1", files), endless_pager=True)
+def _pager(kind: Literal["new", "empty", "repeat"]) -> Callable[[], Catalog]:
+    def build() -> Catalog:
+        files = {"SKILL.md": pager_md(1)}
+        return Catalog([entry("page-1", files)], served("page-1", files), pager=kind)
+
+    return build
 
 
 _BUILDERS: Final[Mapping[str, Callable[[], Catalog]]] = {
@@ -521,7 +527,9 @@ _BUILDERS: Final[Mapping[str, Callable[[], Catalog]]] = {
     "endless-read": _huge_read(ENDLESS_FLOOD_BYTES),
     "endless-dynamic": _endless_dynamic,
     "huge-listing": _huge_listing,
-    "endless-pager": _endless_pager,
+    "endless-pager": _pager("new"),
+    "empty-pager": _pager("empty"),
+    "repeating-pager": _pager("repeat"),
 }
 SCENARIOS: Final[tuple[str, ...]] = tuple(_BUILDERS)
 
@@ -547,8 +555,11 @@ class HostileServer:
         return [str(params.get("uri")) for params in self.calls(RESOURCES_READ)]
 
 
-def build_hostile_server(scenario: str) -> HostileServer:
-    """A server for `scenario` (one of SCENARIOS), with its own empty request log."""
+def build_hostile_server(scenario: str, *, page_delay: float = 0.0) -> HostileServer:
+    """A server for `scenario` (one of SCENARIOS), with its own empty request log.
+
+    `page_delay`: seconds every skills/list page (and directory page of a pager) waits before it is sent.
+    """
     try:
         catalog = _BUILDERS[scenario]()
     except KeyError:
@@ -557,7 +568,7 @@ def build_hostile_server(scenario: str) -> HostileServer:
         catalog.server_name or f"hostile-{scenario}", version=catalog.server_version, instructions=catalog.instructions
     )
     hostile = HostileServer(scenario, catalog, server)
-    responder = _Responder(catalog)
+    responder = _Responder(catalog, page_delay)
     server.add_request_handler(SKILLS_LIST, SkillsListParams, responder.skills_list)
     server.add_request_handler(SKILLS_GET, SkillsGetParams, responder.skills_get)
     server.add_request_handler(RESOURCES_READ, ReadResourceRequestParams, responder.resources_read)
@@ -580,15 +591,22 @@ def build_hostile_server(scenario: str) -> HostileServer:
 class _Responder:
     """The request handlers over one catalog. Results are plain dicts, exactly as sent."""
 
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: Catalog, page_delay: float = 0.0) -> None:
         self.catalog = catalog
+        self.page_delay = page_delay
         self.generated_reads: dict[str, int] = {}
 
     async def skills_list(self, ctx: ServerRequestContext[Any, Any], params: SkillsListParams) -> HandlerResult:
-        if self.catalog.endless_pager:
+        if self.page_delay:
+            await anyio.sleep(self.page_delay)
+        if self.catalog.pager is not None:
             page = int(params.cursor.removeprefix("page-")) if isinstance(params.cursor, str) else 1
-            listed = entry(f"page-{page}", {"SKILL.md": pager_md(page)})
-            return _cacheable(ctx, {"skills": [listed], "nextCursor": f"page-{page + 1}"})
+            skills = {
+                "new": [entry(f"page-{page}", {"SKILL.md": pager_md(page)})],
+                "empty": [],
+                "repeat": self.catalog.listed,
+            }[self.catalog.pager]
+            return _cacheable(ctx, {"skills": skills, "nextCursor": f"page-{page + 1}"})
         if self.catalog.padded_listing:
             return _cacheable(ctx, {"skills": self.catalog.listed, "padding": FLOOD_MARK})
         return _cacheable(ctx, {"skills": self.catalog.listed})
@@ -627,6 +645,8 @@ class _Responder:
         uri = params.uri
         if not isinstance(uri, str):
             raise MCPError(INVALID_PARAMS, "params.uri must be a string")
+        if self.catalog.pager is not None:
+            return await self._endless_directory(self.catalog.pager, uri, params.cursor)
         prefix = uri + "/"
         children: dict[str, dict[str, Any]] = {}
         for served_uri in self.catalog.served_uris:
@@ -640,6 +660,17 @@ class _Responder:
         if not children:
             raise MCPError(INVALID_PARAMS, f"{uri} is not a directory resource")
         return {"resources": [children[name] for name in sorted(children)]}
+
+    async def _endless_directory(
+        self, kind: Literal["new", "empty", "repeat"], uri: str, cursor: object
+    ) -> HandlerResult:
+        """A pager's directory: a fresh cursor forever, and on each page a new child, none, or `SKILL.md` again."""
+        if self.page_delay:
+            await anyio.sleep(self.page_delay)
+        page = int(cursor.removeprefix("page-")) if isinstance(cursor, str) else 1
+        name = {"new": f"part-{page}.md", "empty": None, "repeat": "SKILL.md"}[kind]
+        children = [] if name is None else [{"uri": f"{uri}/{name}", "name": name, "mimeType": "text/markdown"}]
+        return {"resources": children, "nextCursor": f"page-{page + 1}"}
 
 
 def _cacheable(ctx: ServerRequestContext[Any, Any], result: dict[str, Any]) -> dict[str, Any]:
@@ -675,13 +706,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--http", metavar="HOST:PORT", help="serve streamable HTTP at http://HOST:PORT/mcp (port 0: any)"
     )
     parser.add_argument("--flood-bytes", type=int, metavar="N", help="the size of a flood scenario's flood")
+    parser.add_argument(
+        "--page-delay", type=float, default=0.0, metavar="S", help="wait S seconds before each page of a listing"
+    )
     parser.add_argument("--sse", action="store_true", help="over HTTP, answer every POST with an SSE stream")
     parser.add_argument("--gzip", action="store_true", help="over HTTP, gzip the flood whatever the client asked")
     parser.add_argument(
         "--exit-on-hangup", action="store_true", help="over stdio, exit as soon as the client closes our stdin"
     )
     args = parser.parse_args(argv)
-    hostile = build_hostile_server(args.scenario)
+    hostile = build_hostile_server(args.scenario, page_delay=args.page_delay)
     flood = hostile.catalog.flood if args.flood_bytes is None else args.flood_bytes
     if args.http is None:
         if args.exit_on_hangup:

@@ -1,8 +1,9 @@
 """skills/list walked page by page (Listing Skills): the usable entries, the ones dropped and why, and where it stopped.
 
-Paging is where a server can make a host loop or hoard: it stops, saying why, at a repeated or unusable cursor and
-at the `ClientLimits` (pages, entries, bytes). Each next page is asked for as soon as its cursor arrives, and the
-page in hand is checked meanwhile: the server builds one page while the host checks the last.
+Paging is where a server can make a host loop or hoard: it stops, saying why, at a repeated or unusable cursor, at
+the `ClientLimits` (pages, entries, bytes), and when the walk stops making progress or takes too long (`Progress`:
+pages that add no skill, time without one, time in all). Each next page is asked for as soon as its cursor arrives,
+and the page in hand is checked meanwhile: the server builds one page while the host checks the last.
 
     listing = await walk_listing(fetch_page, limits, page_limit)   # fetch_page(cursor, bound) -> (page, bytes)
 """
@@ -18,6 +19,7 @@ import anyio.lowlevel
 from anyio.abc import TaskGroup
 
 from skillwire.client.answers import SkillsListResult, UnexpectedResponse
+from skillwire.client.paging import Progress
 from skillwire.errors import ResponseTooLarge
 from skillwire.host.entry import InvalidEntry, SkillEntry, parse_entry
 from skillwire.host.limits import ClientLimits
@@ -34,9 +36,9 @@ class Listing:
     """Every usable entry of a skills/list walk, the entries dropped (with reasons), and whether paging finished.
 
     `complete` is False when paging was cut off (a repeated cursor, a bad cursor, or one of
-    the `ClientLimits`: pages, entries, bytes); `cutoff` then says why. Even a complete
-    listing is not proof that a server has no other skills (Listing Skills): skills/get
-    answers for unlisted ones.
+    the `ClientLimits`: pages, entries, bytes, pages or time without progress, time in all);
+    `cutoff` then says why. Even a complete listing is not proof that a server has no other
+    skills (Listing Skills): skills/get answers for unlisted ones.
     """
 
     entries: tuple[SkillEntry, ...]
@@ -59,8 +61,9 @@ class _Walk:
         self.listed: set[str] = set()
         self.counted = 0
 
-    def add(self, raws: list[Any]) -> None:
-        """Check some of a page's entries, up to the listing's entry limit."""
+    def add(self, raws: list[Any]) -> int:
+        """Check some of a page's entries, up to the listing's entry limit; how many new skills they added."""
+        added = 0
         for raw in raws[: max(0, self.max_entries - self.counted)]:
             try:
                 entry = parse_entry(raw)
@@ -72,7 +75,9 @@ class _Walk:
                 continue
             self.listed.add(entry.uri)
             self.entries.append(entry)
+            added += 1
         self.counted += len(raws)
+        return added
 
     def listing(self, cutoff: str | None) -> Listing:
         return Listing(tuple(self.entries), tuple(self.problems), complete=cutoff is None, cutoff=cutoff)
@@ -119,16 +124,23 @@ async def _walk_pages(fetch: FetchPage, tasks: TaskGroup, limits: ClientLimits, 
     walk = _Walk(limits.max_listing_entries)
     seen_cursors: set[str] = set()
     received = 0
+    progress = Progress(limits, now=anyio.current_time())
     ahead = _ask_ahead(fetch, tasks, None, min(limits.max_response_bytes, limits.max_listing_bytes))
     for page_number in range(1, page_limit + 1):
+        deadline, late = progress.deadline()
+        answered: tuple[SkillsListResult, int] | None = None
         try:
-            page, took = await ahead.answer()
+            with anyio.CancelScope(deadline=deadline):  # the next page must come by then: see `Progress.deadline`
+                answered = await ahead.answer()
         except ResponseTooLarge:
             if ahead.bound < limits.max_response_bytes:
                 cut = f"the listing passed {limits.max_listing_bytes:,} bytes in {page_number} pages"
             else:
                 cut = f"page {page_number} passed {ahead.bound:,} bytes"
             return walk.listing(cut)
+        if answered is None:
+            return walk.listing(late)
+        page, took = answered
         received += took
         if not isinstance(page.skills, list):
             raise UnexpectedResponse(SKILLS_LIST, "the result has no `skills` array")
@@ -148,9 +160,12 @@ async def _walk_pages(fetch: FetchPage, tasks: TaskGroup, limits: ClientLimits, 
             seen_cursors.add(next_cursor)
             bound = min(limits.max_response_bytes, limits.max_listing_bytes - received)
             ahead = _ask_ahead(fetch, tasks, next_cursor, bound)
+        added = 0
         for start in range(0, len(raws), _CHECKED_AT_ONCE):
-            walk.add(raws[start : start + _CHECKED_AT_ONCE])
+            added += walk.add(raws[start : start + _CHECKED_AT_ONCE])
             await anyio.lowlevel.checkpoint()  # the request for the next page moves on meanwhile
+        if end is None:
+            end = progress.page(now=anyio.current_time(), added=added)
         if end is not None:
             return walk.listing(end or None)
     raise AssertionError("every page either continues the walk or ends it")

@@ -24,6 +24,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TextIO, TypeVar
 
+import anyio
 import httpx2
 from mcp import Client
 from mcp.client.extension import advertise
@@ -51,6 +52,7 @@ from skillwire.client.answers import (
 from skillwire.client.bounded import ResponseMeter, bounded_http_client, bounded_stdio_client, environment_proxy
 from skillwire.client.credentials import authentication_required
 from skillwire.client.listing import Listing, walk_listing
+from skillwire.client.paging import Progress
 from skillwire.errors import ResponseTooLarge, SkillwireError
 from skillwire.host.entry import InvalidEntry, SkillEntry, parse_entry
 from skillwire.host.limits import DEFAULT_LIMITS, ClientLimits
@@ -209,7 +211,9 @@ class SkillsClient:
 
         Paging stops early (`complete=False`) on a repeated or non-string cursor, or past a
         limit (`max_pages`, default `limits.max_listing_pages`; `max_listing_entries`;
-        `max_listing_bytes`, and `max_response_bytes` for one page, cut off as it arrives).
+        `max_listing_bytes`, and `max_response_bytes` for one page, cut off as it arrives), or
+        when it makes no progress (`max_stalled_pages` pages in a row, or `max_stalled_seconds`,
+        without a new skill) or takes `max_listing_seconds` in all (`client/paging.py`).
         An entry whose uri was already listed is dropped as a problem (the first one is kept):
         one uri is one skill within a server. Each next page is asked for as soon as its cursor
         arrives, and the page in hand is checked a few entries at a time meanwhile, letting the
@@ -271,32 +275,53 @@ class SkillsClient:
         """The direct children of the directory resource `uri`, following cursors.
 
         Refuses, without sending anything, unless the server declared `directoryRead: true`.
-        Children that are not direct children of `uri` are dropped with a warning. Paging
-        that does not end (a repeated cursor, or more than `max_pages`) raises
-        UnexpectedResponse: a partial directory is not returned as if it were whole. The
+        Children that are not direct children of `uri` are dropped with a warning, and so is a
+        child listed twice. Paging that does not end (a repeated cursor, more than `max_pages`,
+        past `limits.max_listing_bytes`, or no progress: `Progress`) raises UnexpectedResponse
+        or ResponseTooLarge: a partial directory is not returned as if it were whole. The
         result is a live observation; it never extends a held entry's manifest.
         """
         if not self.directory_read:
             raise DirectoryReadNotDeclared(self.server_name)
-        items: list[DirectoryListingItem] = []
+        items: dict[str, DirectoryListingItem] = {}
         seen_cursors: set[str] = set()
         cursor: str | None = None
+        received = 0
+        progress = Progress(self.limits, now=anyio.current_time(), what="child")
         for _ in range(max_pages):
             request = DirectoryReadRequest(params=DirectoryReadRequestParams(uri=uri, cursor=cursor))
-            page, _ = await self._send_measured(request, DirectoryReadResult, uri, self.limits.max_response_bytes)
+            bound = min(self.limits.max_response_bytes, self.limits.max_listing_bytes - received)
+            deadline, late = progress.deadline()
+            with anyio.CancelScope(deadline=deadline) as waiting:
+                page, took = await self._send_measured(request, DirectoryReadResult, uri, bound)
+            if waiting.cancelled_caught:
+                raise UnexpectedResponse(DIRECTORY_READ, f"paging stopped: {late}", uri=uri)
+            received += took
             if not isinstance(page.resources, list):
                 raise UnexpectedResponse(DIRECTORY_READ, "the result has no `resources` array", uri=uri)
+            before, strangers, repeats = len(items), 0, 0
             for raw in page.resources:
                 item = directory_item(uri, raw)
                 if item is None:
-                    logger.warning("resources/directory/read %s: dropped a child that is not a direct child", uri)
+                    strangers += 1
+                elif item.uri in items:
+                    repeats += 1
                 else:
-                    items.append(item)
+                    items[item.uri] = item
+            if strangers or repeats:
+                logger.warning(
+                    "resources/directory/read %s: dropped %d children that are not direct children, %d listed twice",
+                    uri,
+                    strangers,
+                    repeats,
+                )
             next_cursor = page.next_cursor
             if next_cursor is None:
-                return tuple(items)
+                return tuple(items.values())
             if not isinstance(next_cursor, str) or next_cursor in seen_cursors or next_cursor == "":
                 raise UnexpectedResponse(DIRECTORY_READ, "the server repeated (or mangled) its cursor", uri=uri)
+            if (why := progress.page(now=anyio.current_time(), added=len(items) - before)) is not None:
+                raise UnexpectedResponse(DIRECTORY_READ, f"paging stopped: {why}", uri=uri)
             seen_cursors.add(next_cursor)
             cursor = next_cursor
         raise UnexpectedResponse(DIRECTORY_READ, f"paging did not end within {max_pages} pages", uri=uri)

@@ -88,7 +88,8 @@ class Host:
 
     Use it as `async with Host(...) as host:`. Each server connection runs in its own task
     of the host's task group, so servers can be added and removed in any order. `limits`
-    caps what each server may send (listing pages, entries and bytes; bytes per answer).
+    caps what each server may send (listing pages, entries and bytes; bytes per answer) and how
+    long a listing may go on, in all and without adding a skill.
     """
 
     def __init__(
