@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from tests.support.stalled import exchange, read_request, stalled_socket, status_kb
@@ -149,7 +150,7 @@ def stalled_phase(root: Path, workdir: Path, options: list[str], count: int, arg
         pid = server.process.pid
         time.sleep(1.0)
         start = status_kb(pid, "VmRSS") / 1024
-        stop, tripped = threading.Event(), []
+        stop, tripped = threading.Event(), list[float]()
         guard = threading.Thread(target=_watch_rss, args=(pid, args.rss_limit_mb, stop, tripped), daemon=True)
         guard.start()
         probe = Probe(server.port, SMALL_URI, token)
@@ -260,9 +261,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             for mode in modes:
                 options = ["none"] if mode == "none" else ["token", *token_options]
                 for count in counts:
-                    phases.append(lambda o=options, c=count: stalled_phase(root, workdir, o, c, args))
+                    phases.append(partial(stalled_phase, root, workdir, options, count, args))
                 if args.readers:
-                    phases.append(lambda o=options: readers_phase(root, workdir, o, args.readers, args))
+                    phases.append(partial(readers_phase, root, workdir, options, args.readers, args))
         for phase in phases:
             rows.append(phase())
             print(f"  {rows[-1]}", file=sys.stderr, flush=True)

@@ -207,6 +207,8 @@ def _limits(args: argparse.Namespace, make: Any) -> Any:
         session_idle_timeout=args.session_idle_timeout,
         max_listen_streams=args.max_listen_streams,
         read_budget=args.read_budget_mb << 20,
+        read_wait=args.read_wait,
+        write_timeout=args.write_timeout,
     )
 
 

@@ -1,13 +1,20 @@
-"""Connection bounds for uvicorn's h11 protocol: a cap refused at once, idle and request-read timeouts.
+"""Connection bounds for uvicorn's h11 protocol: a cap refused at once, idle, request-read and write timeouts.
 
 uvicorn starts its keep-alive timer only after a response, so a connection that never sends a byte
 (or sends a header a byte at a time) is kept forever; `limit_concurrency` answers 503 but only after
-reading a request. `guarded_protocol` returns an `H11Protocol` subclass that:
+reading a request. And it hands a whole response body to the transport at once: asyncio keeps what the
+kernel does not take in memory, without bound and without a deadline, so clients that ask for a large
+file and never read kept all of it. `guarded_protocol` returns an `H11Protocol` subclass that:
 - closes a connection beyond `max_connections` the moment it is accepted (its file descriptor is freed
   at once; nothing is queued);
 - closes a connection waiting for a request (new, or between keep-alive requests) after `idle_timeout`
   seconds without a byte, and one that started a request after `header_timeout` seconds unless the whole
-  request (head and body) has arrived.
+  request (head and body) has arrived;
+- writes a response body in pieces of `WRITE_PIECE` bytes, each only once everything before it is with the
+  kernel, and returns from the final send only when the last byte is: the read budget (`budget.py`),
+  held until then, counts the bytes of answers in flight, and at most one piece waits in user space;
+- resets a connection whose client has not taken a piece within `write_timeout` seconds (RST, so the
+  kernel drops what it holds for it too), which ends its request and gives back its budget.
 `ResourceErrorThrottle` turns bursts of "Too many open files" and friends into one line per interval.
 
     config = uvicorn.Config(app, http=guarded_protocol(limits, stats))
@@ -18,20 +25,26 @@ from __future__ import annotations
 import asyncio
 import errno
 import logging
+import socket
+import struct
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
 import h11
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from starlette.types import Message
+from uvicorn.protocols.http.h11_impl import H11Protocol, RequestResponseCycle
 
 from skillwire.server.limits import ServeLimits
 
 logger = logging.getLogger(__name__)
 
 RESOURCE_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+WRITE_PIECE = 64 * 1024
+"""A response body is handed to the transport this much at a time (see the module docstring)."""
+_RESET_ON_CLOSE = struct.pack("ii", 1, 0)  # SO_LINGER on, 0 s: close() sends RST and drops unsent bytes
 
 
 @dataclass(slots=True)
@@ -40,7 +53,9 @@ class ConnectionStats:
 
     refused: int = 0
     timed_out: int = 0
+    write_timed_out: int = 0
     last_refusal_log: float = 0.0
+    last_write_timeout_log: float = 0.0
 
 
 def guarded_protocol(limits: ServeLimits, stats: ConnectionStats | None = None) -> type[H11Protocol]:
@@ -57,6 +72,7 @@ def guarded_protocol(limits: ServeLimits, stats: ConnectionStats | None = None) 
             self._timer: asyncio.TimerHandle | None = None
             self._reading_request = False  # a byte of the next request has arrived
             self._received: object = None  # the request cycle whose whole request has been read
+            self._paced: object = None  # the request cycle whose sends go through `_paced_send`
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             if len(self.connections) >= self._limits.max_connections:
@@ -66,6 +82,9 @@ def guarded_protocol(limits: ServeLimits, stats: ConnectionStats | None = None) 
                 transport.abort()  # frees the descriptor now; a queued connection would hold it
                 return
             super().connection_made(transport)
+            # Writing pauses whenever a byte waits in user space and resumes when none does: "drained" then
+            # means "with the kernel", which is what the paced writer waits for.
+            transport.set_write_buffer_limits(high=0, low=0)
             self._await_request()
 
         def connection_lost(self, exc: Exception | None) -> None:
@@ -85,6 +104,59 @@ def guarded_protocol(limits: ServeLimits, stats: ConnectionStats | None = None) 
             if cycle is not None and cycle is not self._received and (not cycle.more_body or cycle.response_started):
                 self._received = cycle
                 self._cancel_timer()
+
+        def handle_events(self) -> None:
+            super().handle_events()
+            cycle = self.cycle
+            if cycle is not None and cycle is not self._paced:  # a new request: its task has not started yet
+                self._paced = cycle
+                cycle.send = self._paced_send(cycle)  # type: ignore[method-assign,assignment]
+
+        def _paced_send(self, cycle: RequestResponseCycle) -> Callable[[Message], Awaitable[None]]:
+            send = cycle.send
+
+            async def paced(message: Message) -> None:
+                if message["type"] != "http.response.body":
+                    if await self._drained(cycle):
+                        await send(message)  # type: ignore[arg-type]
+                    return
+                body = message.get("body", b"")
+                more = message.get("more_body", False)
+                for start in range(0, max(len(body), 1), WRITE_PIECE):
+                    if not await self._drained(cycle):
+                        return  # gone or cut: nothing more will be taken
+                    end = start + WRITE_PIECE
+                    piece = {
+                        "type": "http.response.body",
+                        "body": body[start:end],
+                        "more_body": more or end < len(body),
+                    }
+                    await send(piece)  # type: ignore[arg-type]
+                if not more:
+                    await self._drained(cycle)  # the answer counts as sent once its last byte is with the kernel
+
+            return paced
+
+        async def _drained(self, cycle: RequestResponseCycle) -> bool:
+            """Wait until no byte written so far waits in user space; False if the connection is gone or was cut
+            because its client took nothing for `write_timeout` seconds."""
+            if self.flow.write_paused and not cycle.disconnected:
+                try:
+                    await asyncio.wait_for(self.flow.drain(), self._limits.write_timeout)
+                except TimeoutError:
+                    self._cut(cycle)
+            return not cycle.disconnected
+
+        def _cut(self, cycle: RequestResponseCycle) -> None:
+            """Reset the connection: the client, the kernel and this process all let go of the answer at once."""
+            self._stats.write_timed_out += 1
+            _log_write_timeout(self._stats, self._limits.write_timeout)
+            sock = self.transport.get_extra_info("socket")
+            if sock is not None:
+                with suppress(OSError):
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _RESET_ON_CLOSE)
+            self.transport.abort()
+            cycle.disconnected = True  # as connection_lost will say: the application's next send is dropped
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
@@ -126,6 +198,17 @@ def _log_refusal(stats: ConnectionStats, cap: int) -> None:
     if now - stats.last_refusal_log >= ResourceErrorThrottle.INTERVAL_S:
         stats.last_refusal_log = now
         logger.warning("%d connections open (the cap); refusing new ones (%d so far)", cap, stats.refused)
+
+
+def _log_write_timeout(stats: ConnectionStats, seconds: float) -> None:
+    now = time.monotonic()
+    if now - stats.last_write_timeout_log >= ResourceErrorThrottle.INTERVAL_S:
+        stats.last_write_timeout_log = now
+        logger.warning(
+            "reset a connection whose client took none of its answer for %.0f s (%d so far)",
+            seconds,
+            stats.write_timed_out,
+        )
 
 
 class ResourceErrorThrottle(logging.Filter):

@@ -29,12 +29,13 @@ from starlette.types import ASGIApp
 import skillwire
 from skillwire.scopes import CallerResolver
 from skillwire.server.auth import AuthConfig, build_verifier, install, metadata_routes
-from skillwire.server.budget import ByteBudget, ReadBudget
+from skillwire.server.budget import ByteBudget, FileSize, ReadBudget
 from skillwire.server.catalog_page import catalog_routes
 from skillwire.server.connections import guarded_protocol, throttled_resource_errors
 from skillwire.server.extension import SkillsExtension
 from skillwire.server.guard import HostOriginGuard, HostPolicy
 from skillwire.server.limits import ServeLimits
+from skillwire.server.malloc import pin_mmap_threshold
 from skillwire.server.ops import PROBE_PATHS, ServerMetrics, ops_routes
 from skillwire.server.replica import ReplicaSessions
 from skillwire.server.service import SkillService
@@ -90,7 +91,8 @@ def http_app(
     Metadata needs a bearer token (`auth.py`). `guarded`: the app will sit behind `guarded_app`,
     which checks Host and Origin on every route, so the SDK's own check (on /mcp, on loopback binds
     only) is turned off rather than done twice. With `service` and `metrics`, `/healthz`, `/readyz` and
-    `/metrics` too (the probes need no token; see `ops.PROBE_PATHS`).
+    `/metrics` too (the probes need no token; see `ops.PROBE_PATHS`). With `service`, file reads wait for
+    room in the read budget (`budget.py`), after authentication.
     """
     limits = limits or ServeLimits()
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False) if guarded else None
@@ -108,6 +110,17 @@ def http_app(
         max_sessions=limits.max_sessions,
         session_idle_timeout=limits.session_idle_timeout,
     )
+    if service is not None:
+        # Added before the authentication middleware, so it runs after it: only a caller with a valid token
+        # waits for room, and a file is sized as that caller sees it.
+        app.add_middleware(
+            ReadBudget,
+            size_of=_sized_for_caller(service, callers),
+            mcp_path=MCP_PATH,
+            large=ByteBudget(limits.read_budget),
+            small=ByteBudget(limits.read_budget),
+            wait=limits.read_wait,
+        )
     if auth is not None:
         install(app, auth, build_verifier(auth), open_paths=PROBE_PATHS)
     return app
@@ -118,11 +131,10 @@ def guarded_app(
     app: ASGIApp,
     policy: HostPolicy,
     limits: ServeLimits,
-    service: SkillService | None = None,
     *,
     replica: str | None = None,
 ) -> ASGIApp:
-    """`app` (from `http_app`) behind the Host/Origin guard, the session cap and, with `service`, the read budget.
+    """`app` (from `http_app`) behind the Host/Origin guard and the session cap.
 
     `replica`: this process's name among replicas behind a balancer; its session ids then carry it (`replica.py`).
     """
@@ -133,19 +145,18 @@ def guarded_app(
         max_sessions=limits.max_sessions,
         idle_timeout=limits.session_idle_timeout,
     )
-    if service is not None:
-        guarded = ReadBudget(guarded, _size_in(service), mcp_path=MCP_PATH, budget=ByteBudget(limits.read_budget))
     if replica is not None:
         guarded = ReplicaSessions(guarded, replica=replica, mcp_path=MCP_PATH)
     return HostOriginGuard(guarded, policy)
 
 
-def _size_in(service: SkillService) -> Callable[[str], int | None]:
-    def size_of(uri: str) -> int | None:
+def _sized_for_caller(service: SkillService, callers: CallerResolver | None) -> FileSize:
+    async def size_of(uri: str) -> int | None:
         catalog = service.catalog
-        if service.read_cache.holds(uri, catalog):
-            return 0  # read and kept a moment ago: smaller than a large read
-        served = catalog.file(uri)
+        scope = None if callers is None else await callers.scope()
+        if scope is None and (size := service.read_cache.size_of(uri, catalog)) is not None:
+            return size  # read and kept a moment ago: no catalog lookup
+        served = service.view(catalog, scope).file(uri)
         return None if served is None else served.file.size
 
     return size_of
@@ -194,9 +205,12 @@ async def serve_http(
     `callers`: each caller's view of the catalog (`--scopes`). `limits`: connection, session and read
     bounds (`limits.py`). `hosts`: the Host values answered (default: the loopback names on this port).
     `replica`: this server's name behind a load balancer (`replica.py`); None: session ids carry no name.
+    For the whole process: the soft file descriptor limit is raised (`limits.py`) and glibc's mmap threshold
+    pinned (`malloc.py`).
     """
     host, port = sock.getsockname()[:2]
     limits = (limits or ServeLimits()).fitted_to_fd_limit()
+    pin_mmap_threshold()  # the large buffers of file reads go back to the system when freed (`malloc.py`)
     policy = hosts or HostPolicy.for_bind(host, port)
     metrics = None
     if service is not None:
@@ -219,7 +233,6 @@ async def serve_http(
             ),
             policy,
             limits,
-            service,
             replica=replica,
         ),
         log_level="warning",
