@@ -7,6 +7,7 @@ Memory figures are the server's own, from /proc (VmRSS now, VmHWM the peak).
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import socket
@@ -15,9 +16,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import anyio
 import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
 
-from tests.support.servers import HttpServer, http_server
+from tests.support.servers import HttpServer, http_server, resources_read
 from tests.support.stalled import exchange, read_request, stalled_socket, status_kb, wait_until_idle
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads server memory from /proc")
@@ -114,3 +118,69 @@ def test_clients_that_never_read_a_large_answer_do_not_exhaust_server_memory(
         server.assert_alive()
     assert peak < PEAK_BOUND_MB, f"{STALLED} stalled readers took the server from {start:.0f} to {peak:.0f} MB"
     assert after - start < RECOVERY_BOUND_MB, f"{RECOVERY_S:.0f} s after they closed: {after:.0f} MB, from {start:.0f}"
+
+
+def _received_until_closed(sock: socket.socket) -> int:
+    """Read what `sock` still gets (its receive buffer, then whatever the server sends) until it ends or resets."""
+    sock.settimeout(30)
+    received = 0
+    try:
+        while chunk := sock.recv(1 << 16):
+            received += len(chunk)
+    except ConnectionResetError:
+        pass
+    return received
+
+
+def test_a_client_that_stops_reading_is_reset_after_the_write_timeout_and_others_are_answered_meanwhile(
+    big_skill: Path, stalled_sockets: list[socket.socket]
+) -> None:
+    """skillwire choice: a client that takes nothing of an answer for `--write-timeout` seconds is reset, which
+    ends its request and frees its share of the read budget. A small read is answered while it stalls, and a large
+    read that had to wait for that share is answered once it is gone (the budget holds one 15 MiB read at a time)."""
+    with http_server([big_skill], "--quiet", "--no-watch", "--write-timeout", "1") as server:
+        port = _port(server)
+        stalled_sockets.append(stalled_socket(port, read_request(port, BIG_URI)))
+        wait_until_idle(server.process.pid)
+        status, _, body = exchange(port, read_request(port, SMALL_URI, request_id=2), timeout=30)
+        assert status == 200
+        assert json.loads(body)["result"]["contents"][0]["text"].startswith("---\n")
+        status, _, body = exchange(port, read_request(port, BIG_URI, request_id=3), timeout=60)
+        assert status == 200
+        assert len(base64.b64decode(json.loads(body)["result"]["contents"][0]["blob"])) == BIG_BYTES
+        assert _received_until_closed(stalled_sockets[0]) < BIG_BYTES
+        server.assert_alive()
+    assert "reset a connection whose client took none of its answer for 1 s" in server.stderr
+
+
+def test_a_read_that_finds_no_room_within_the_read_wait_is_answered_busy(
+    big_skill: Path, stalled_sockets: list[socket.socket]
+) -> None:
+    """skillwire choice: a read waits at most `--read-wait` seconds for room in the read budget, then gets HTTP 503
+    with Retry-After and a JSON-RPC -32603 "Server busy" error for its own id: the client is told to come back
+    rather than left hanging behind clients that do not read. Small reads have a budget of their own."""
+    with http_server([big_skill], "--quiet", "--no-watch", "--read-wait", "0.5") as server:
+        port = _port(server)
+        stalled_sockets.append(stalled_socket(port, read_request(port, BIG_URI)))
+        wait_until_idle(server.process.pid)
+        status, headers, body = exchange(port, read_request(port, BIG_URI, request_id=7), timeout=30)
+        assert status == 503
+        assert headers["retry-after"] == "5"
+        answer = json.loads(body)
+        assert answer["id"] == 7
+        assert answer["error"]["code"] == -32603
+        assert answer["error"]["message"].startswith("Server busy")
+        status, _, _ = exchange(port, read_request(port, SMALL_URI, request_id=8), timeout=30)
+        assert status == 200
+
+        async def sdk_read() -> MCPError:
+            async with Client(server.url, mode="auto", cache=None) as client:
+                with pytest.raises(MCPError) as raised:
+                    await resources_read(client, BIG_URI)
+            return raised.value
+
+        error = anyio.run(sdk_read)
+        assert error.error.code == -32603
+        assert error.error.message.startswith("Server busy")
+        server.assert_alive()
+        stalled_sockets.pop().close()  # or stopping the server waits for the write timeout

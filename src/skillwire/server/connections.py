@@ -144,19 +144,20 @@ def guarded_protocol(limits: ServeLimits, stats: ConnectionStats | None = None) 
                 try:
                     await asyncio.wait_for(self.flow.drain(), self._limits.write_timeout)
                 except TimeoutError:
-                    self._cut(cycle)
+                    self._cut(self._limits.write_timeout)
             return not cycle.disconnected
 
-        def _cut(self, cycle: RequestResponseCycle) -> None:
+        def _cut(self, waited: float) -> None:
             """Reset the connection: the client, the kernel and this process all let go of the answer at once."""
             self._stats.write_timed_out += 1
-            _log_write_timeout(self._stats, self._limits.write_timeout)
+            _log_write_timeout(self._stats, waited)
             sock = self.transport.get_extra_info("socket")
             if sock is not None:
                 with suppress(OSError):
                     sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _RESET_ON_CLOSE)
             self.transport.abort()
-            cycle.disconnected = True  # as connection_lost will say: the application's next send is dropped
+            if self.cycle is not None and not self.cycle.response_complete:
+                self.cycle.disconnected = True  # as connection_lost will say: the application's next send is dropped
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
