@@ -50,15 +50,23 @@ class ByteBudget:
         """How many asks are waiting for room."""
         return len(self._waiting)
 
+    def try_acquire(self, size: int) -> int:
+        """Take room for `size` bytes if there is some now and nobody waits; the amount taken, 0 if none."""
+        size = max(1, min(size, self.capacity))
+        if self._waiting or self.used + size > self.capacity:
+            return 0
+        self._take(size)
+        return size
+
     async def acquire(self, size: int) -> int:
         """Wait for room for `size` bytes and take it; the amount taken (give exactly that to `release`).
 
         Cancelled while waiting, it takes nothing (an ask granted at the moment of cancellation is given back).
         """
+        taken = self.try_acquire(size)
+        if taken:
+            return taken
         size = max(1, min(size, self.capacity))
-        if not self._waiting and self.used + size <= self.capacity:
-            self._take(size)
-            return size
         entry = (size, anyio.Event())
         self._waiting.append(entry)
         try:
@@ -139,7 +147,10 @@ class ReadBudget:
             await self.app(scope, replay, send)
             return
         budget = self.large if size >= LARGE_READ_BYTES else self.small
-        granted, gone = await self._room(budget, size, receive, messages)
+        granted = budget.try_acquire(size)  # room now (the usual case): no need to watch the client meanwhile
+        gone = False
+        if not granted:
+            granted, gone = await self._room(budget, size, receive, messages)
         if gone:
             return  # the client left while its read waited: nobody to answer
         if granted == 0:

@@ -73,6 +73,7 @@ def guarded_protocol(limits: ServeLimits, stats: ConnectionStats | None = None) 
             self._reading_request = False  # a byte of the next request has arrived
             self._received: object = None  # the request cycle whose whole request has been read
             self._paced: object = None  # the request cycle whose sends go through `_paced_send`
+            self._tail_pending = False  # a complete answer's last bytes wait for the client: not idle yet
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             if len(self.connections) >= self._limits.max_connections:
@@ -116,51 +117,57 @@ def guarded_protocol(limits: ServeLimits, stats: ConnectionStats | None = None) 
             send = cycle.send
 
             async def paced(message: Message) -> None:
-                if message["type"] != "http.response.body":
-                    if await self._drained(cycle):
-                        await send(message)  # type: ignore[arg-type]
-                    return
-                body = message.get("body", b"")
+                body = message.get("body", b"") if message["type"] == "http.response.body" else b""
                 more = message.get("more_body", False)
-                for start in range(0, max(len(body), 1), WRITE_PIECE):
-                    if not await self._drained(cycle):
+                for start in range(0, len(body), WRITE_PIECE) if len(body) > WRITE_PIECE else (0,):
+                    if self.flow.write_paused and not await self._drained(cycle):
                         return  # gone or cut: nothing more will be taken
+                    if cycle.disconnected:
+                        return
                     end = start + WRITE_PIECE
-                    piece = {
-                        "type": "http.response.body",
-                        "body": body[start:end],
-                        "more_body": more or end < len(body),
-                    }
-                    await send(piece)  # type: ignore[arg-type]
-                if not more:
-                    await self._drained(cycle)  # the answer counts as sent once its last byte is with the kernel
+                    if end < len(body):
+                        message = {"type": "http.response.body", "body": body[start:end], "more_body": True}
+                    elif start:
+                        message = {"type": "http.response.body", "body": body[start:], "more_body": more}
+                    await send(message)  # type: ignore[arg-type]
+                # The answer is sent once its last byte is with the kernel (on_response_complete said if it was).
+                last = message["type"] == "http.response.body" and not more
+                if last and self._tail_pending and await self._drained(cycle):
+                    self._tail_pending = False
+                    self._await_next_request()
 
             return paced
 
         async def _drained(self, cycle: RequestResponseCycle) -> bool:
             """Wait until no byte written so far waits in user space; False if the connection is gone or was cut
             because its client took nothing for `write_timeout` seconds."""
-            if self.flow.write_paused and not cycle.disconnected:
+            if self.flow.write_paused and not cycle.disconnected:  # (paused: a byte waits; see connection_made)
                 try:
                     await asyncio.wait_for(self.flow.drain(), self._limits.write_timeout)
                 except TimeoutError:
-                    self._cut(self._limits.write_timeout)
+                    self._cut(cycle)
+                    return False
             return not cycle.disconnected
 
-        def _cut(self, waited: float) -> None:
+        def _cut(self, cycle: RequestResponseCycle) -> None:
             """Reset the connection: the client, the kernel and this process all let go of the answer at once."""
             self._stats.write_timed_out += 1
-            _log_write_timeout(self._stats, waited)
+            _log_write_timeout(self._stats, self._limits.write_timeout)
             sock = self.transport.get_extra_info("socket")
             if sock is not None:
                 with suppress(OSError):
                     sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _RESET_ON_CLOSE)
             self.transport.abort()
-            if self.cycle is not None and not self.cycle.response_complete:
-                self.cycle.disconnected = True  # as connection_lost will say: the application's next send is dropped
+            if not cycle.response_complete:
+                cycle.disconnected = True  # as connection_lost will say: the application's next send is dropped
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
+            self._tail_pending = self.flow.write_paused  # the client is still taking the answer: idle once it has
+            if not self._tail_pending:
+                self._await_next_request()
+
+        def _await_next_request(self) -> None:
             if not self.transport.is_closing() and (self.cycle is None or self.cycle.response_complete):
                 self._await_request()
 

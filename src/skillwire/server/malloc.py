@@ -20,8 +20,9 @@ import os
 import platform
 
 M_MMAP_THRESHOLD = -3  # glibc's <malloc.h>
-MMAP_THRESHOLD_BYTES = 256 * 1024
-"""Blocks of this size and up get their own mapping: every read body, no Python object of ordinary size."""
+MMAP_THRESHOLD_BYTES = 1024 * 1024
+"""Blocks of this size and up get their own mapping: the buffers of large reads (`limits.LARGE_READ_BYTES`), no
+Python object of ordinary size (256 KiB gave back no more memory in the benchmark)."""
 
 
 def pin_mmap_threshold(threshold: int = MMAP_THRESHOLD_BYTES) -> bool:
