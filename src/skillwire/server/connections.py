@@ -28,6 +28,7 @@ import logging
 import socket
 import struct
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -68,12 +69,12 @@ def guarded_protocol(limits: ServeLimits, stats: ConnectionStats | None = None) 
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
+            # Few attributes: with uvicorn's 25, past 30 CPython 3.11 gives every connection a dict of its own
+            # (measured: 7 MB more for 5,000 idle connections).
             self._refused = False
             self._timer: asyncio.TimerHandle | None = None
             self._reading_request = False  # a byte of the next request has arrived
             self._received: object = None  # the request cycle whose whole request has been read
-            self._paced: object = None  # the request cycle whose sends go through `_paced_send`
-            self._tail_pending = False  # a complete answer's last bytes wait for the client: not idle yet
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             if len(self.connections) >= self._limits.max_connections:
@@ -109,34 +110,29 @@ def guarded_protocol(limits: ServeLimits, stats: ConnectionStats | None = None) 
         def handle_events(self) -> None:
             super().handle_events()
             cycle = self.cycle
-            if cycle is not None and cycle is not self._paced:  # a new request: its task has not started yet
-                self._paced = cycle
-                cycle.send = self._paced_send(cycle)  # type: ignore[method-assign,assignment]
+            if cycle is not None and "send" not in vars(cycle):  # a new request: its task has not started yet
+                cycle.send = _PacedSend(self._send_paced, cycle)  # type: ignore[method-assign,assignment]
 
-        def _paced_send(self, cycle: RequestResponseCycle) -> Callable[[Message], Awaitable[None]]:
-            send = cycle.send
-
-            async def paced(message: Message) -> None:
-                body = message.get("body", b"") if message["type"] == "http.response.body" else b""
-                more = message.get("more_body", False)
-                for start in range(0, len(body), WRITE_PIECE) if len(body) > WRITE_PIECE else (0,):
-                    if self.flow.write_paused and not await self._drained(cycle):
-                        return  # gone or cut: nothing more will be taken
-                    if cycle.disconnected:
-                        return
-                    end = start + WRITE_PIECE
-                    if end < len(body):
-                        message = {"type": "http.response.body", "body": body[start:end], "more_body": True}
-                    elif start:
-                        message = {"type": "http.response.body", "body": body[start:], "more_body": more}
-                    await send(message)  # type: ignore[arg-type]
-                # The answer is sent once its last byte is with the kernel (on_response_complete said if it was).
-                last = message["type"] == "http.response.body" and not more
-                if last and self._tail_pending and await self._drained(cycle):
-                    self._tail_pending = False
-                    self._await_next_request()
-
-            return paced
+        async def _send_paced(self, cycle: RequestResponseCycle, message: Message) -> None:
+            """`cycle.send`, a body handed over a piece at a time (see the module docstring)."""
+            body = message.get("body", b"") if message["type"] == "http.response.body" else b""
+            more = message.get("more_body", False)
+            for start in range(0, len(body), WRITE_PIECE) if len(body) > WRITE_PIECE else (0,):
+                if self.flow.write_paused and not await self._drained(cycle):
+                    return  # gone or cut: nothing more will be taken
+                if cycle.disconnected:
+                    return
+                end = start + WRITE_PIECE
+                if end < len(body):
+                    message = {"type": "http.response.body", "body": body[start:end], "more_body": True}
+                elif start:
+                    message = {"type": "http.response.body", "body": body[start:], "more_body": more}
+                await RequestResponseCycle.send(cycle, message)  # type: ignore[arg-type]
+            # The answer is sent once its last byte is with the kernel; then the wait for the next request starts
+            # (on_response_complete started it if nothing was left to send).
+            last = message["type"] == "http.response.body" and not more
+            if last and await self._drained(cycle) and self._timer is None:
+                self._await_next_request()
 
         async def _drained(self, cycle: RequestResponseCycle) -> bool:
             """Wait until no byte written so far waits in user space; False if the connection is gone or was cut
@@ -163,8 +159,7 @@ def guarded_protocol(limits: ServeLimits, stats: ConnectionStats | None = None) 
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
-            self._tail_pending = self.flow.write_paused  # the client is still taking the answer: idle once it has
-            if not self._tail_pending:
+            if not self.flow.write_paused:  # else the client is still taking the answer: idle once it has
                 self._await_next_request()
 
         def _await_next_request(self) -> None:
@@ -199,6 +194,24 @@ def guarded_protocol(limits: ServeLimits, stats: ConnectionStats | None = None) 
             self.transport.close()
 
     return GuardedH11Protocol
+
+
+class _PacedSend:
+    """A request's `send`: its connection's paced writer, both held weakly. A strong hold would make a reference
+    cycle (request -> send -> connection -> request) that only the garbage collector could free."""
+
+    __slots__ = ("_cycle", "_write")
+
+    def __init__(
+        self, write: Callable[[RequestResponseCycle, Message], Awaitable[None]], cycle: RequestResponseCycle
+    ) -> None:
+        self._write = weakref.WeakMethod(write)
+        self._cycle = weakref.ref(cycle)
+
+    async def __call__(self, message: Message) -> None:
+        write, cycle = self._write(), self._cycle()
+        if write is not None and cycle is not None:  # else the connection or its request is gone already
+            await write(cycle, message)
 
 
 def _log_refusal(stats: ConnectionStats, cap: int) -> None:
