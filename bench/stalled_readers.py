@@ -205,28 +205,29 @@ def readers_phase(root: Path, workdir: Path, options: list[str], count: int, arg
         for thread in threads:
             thread.start()
         with probe.running():
+            started = time.monotonic()
             go.set()
             for thread in threads:
                 thread.join(300)
+            took = time.monotonic() - started
         peak = status_kb(pid, "VmHWM") / 1024
     done = sum(results)
     waits_ok = bool(probe.waits) and max(probe.waits) < SMALL_WAIT_BOUND_S and not probe.failures
     ok = done == count and peak < PEAK_BOUND_MB and waits_ok
-    return Row(options[0], f"{count} readers", start, peak, None, probe.slowest(), f"{done}/{count} complete", ok)
+    outcome = f"{done}/{count} complete in {took:.1f} s"
+    return Row(options[0], f"{count} readers", start, peak, None, probe.slowest(), outcome, ok)
 
 
 def _print(rows: Sequence[Row]) -> None:
-    head = f"| {'auth':<6} | {'phase':<12} | {'start MB':>8} | {'peak MB':>8} | {'after MB':>8} |"
-    head += f" {'slowest small read s (median, n)':<34} | {'outcome':<22} | {'':<4} |"
-    print(head)
-    print("|" + "|".join("-" * (len(cell) + 2) for cell in head.strip("|").split("|")[:-1]) + "|------|")
+    cells = ("auth", "phase", "start MB", "peak MB", "after MB", "slowest small read s (median, n)", "outcome", "")
+    widths = (6, 12, 8, 8, 8, 34, 26, 4)
+    print("| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |")
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for r in rows:
         after = f"{r.after_mb:.0f}" if r.after_mb is not None else "-"
-        print(
-            f"| {r.mode:<6} | {r.phase:<12} | {r.start_mb:>8.0f} | {r.peak_mb:>8.0f} | {after:>8} |"
-            f" {r.small:<34} | {r.outcome:<22} | {'ok' if r.ok else 'FAIL':<4} |",
-            flush=True,
-        )
+        values = (r.mode, r.phase, f"{r.start_mb:.0f}", f"{r.peak_mb:.0f}", after, r.small, r.outcome)
+        line = " | ".join(v.ljust(w) for v, w in zip((*values, "ok" if r.ok else "FAIL"), widths, strict=True))
+        print(f"| {line} |", flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
