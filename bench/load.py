@@ -74,12 +74,23 @@ def _status_kb(pid: int, key: str) -> int:
 
 
 @contextmanager
-def serving(root: Path, workdir: Path, name: str) -> Iterator[Server]:
-    """`skillwire serve ROOT --http 127.0.0.1:0` at its default limits, stderr to a file."""
+def serving(root: Path, workdir: Path, name: str, *options: str) -> Iterator[Server]:
+    """`skillwire serve ROOT --http 127.0.0.1:0 OPTIONS` at its default limits, stderr to a file."""
     stderr_path = workdir / f"{name}.stderr"
     with stderr_path.open("wb") as err:
         process = subprocess.Popen(
-            [sys.executable, "-m", "skillwire", "serve", str(root), "--http", f"{HOST}:0", "--quiet", "--no-watch"],
+            [
+                sys.executable,
+                "-m",
+                "skillwire",
+                "serve",
+                str(root),
+                "--http",
+                f"{HOST}:0",
+                "--quiet",
+                "--no-watch",
+                *options,
+            ],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=err,

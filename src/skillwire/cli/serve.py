@@ -212,6 +212,8 @@ def _limits(args: argparse.Namespace, make: Any) -> Any:
         max_listen_streams=args.max_listen_streams,
         max_listen_streams_per_caller=args.max_listen_streams_per_caller,
         read_budget=args.read_budget_mb << 20,
+        read_wait=args.read_wait,
+        write_timeout=args.write_timeout,
     )
 
 

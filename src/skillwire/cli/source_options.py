@@ -216,7 +216,23 @@ def _network_options(serve: argparse.ArgumentParser) -> None:
         type=positive_int,
         default=limits.DEFAULT_READ_BUDGET_BYTES >> 20,
         metavar="MB",
-        help="MiB of large files (1 MiB and up) read at once; more reads wait (default %(default)s)",
+        help="MiB of large files (1 MiB and up) being read or sent at once, and as much again of smaller ones;"
+        " more reads wait (default %(default)s)",
+    )
+    net.add_argument(
+        "--read-wait",
+        type=positive_float,
+        default=limits.DEFAULT_READ_WAIT_S,
+        metavar="S",
+        help="seconds a read waits for room in the read budget before it is answered 503 busy (default %(default)s)",
+    )
+    net.add_argument(
+        "--write-timeout",
+        type=positive_float,
+        default=limits.DEFAULT_WRITE_TIMEOUT_S,
+        metavar="S",
+        help="close a connection whose client does not take the next 64 KiB of an answer within S seconds"
+        " (default %(default)s)",
     )
 
 

@@ -1,8 +1,9 @@
 """The resource bounds of an HTTP skills server, with defaults that hold on a small machine.
 
 Every bound an unauthenticated client can push against has a number here: open connections, how
-long a connection may sit silent or dribble a request, handshake-era sessions and how long they
-live, `subscriptions/listen` streams (in all, and per caller), and the bytes of large files being read at once.
+long a connection may sit silent or dribble a request, how long it may leave an answer untaken,
+handshake-era sessions and how long they live, `subscriptions/listen` streams (in all, and per caller), and the
+bytes of files being read or sent at once (and how long a read waits for room among them).
 `connections.py`, `sessions.py`, `listen_limits.py` and `budget.py` enforce them; `skillwire serve --help` names
 each flag.
 
@@ -29,8 +30,10 @@ DEFAULT_MAX_LISTEN_STREAMS = 256
 DEFAULT_MAX_LISTEN_STREAMS_PER_CALLER = 16
 """One caller's share of the listen streams (a client needs one or two), so one token cannot take them all."""
 DEFAULT_READ_BUDGET_BYTES = 16 * 1024 * 1024
+DEFAULT_READ_WAIT_S = 30.0
+DEFAULT_WRITE_TIMEOUT_S = 30.0
 LARGE_READ_BYTES = 1024 * 1024
-"""Reads of files at least this large wait for room in the read budget; smaller ones never wait."""
+"""Reads of files at least this large share one read budget, smaller ones another (`budget.py`)."""
 FD_RESERVE = 256
 """File descriptors kept free of connections: served files, the watcher, logs, the listening socket."""
 
@@ -47,6 +50,8 @@ class ServeLimits:
     max_listen_streams: int = DEFAULT_MAX_LISTEN_STREAMS
     max_listen_streams_per_caller: int = DEFAULT_MAX_LISTEN_STREAMS_PER_CALLER
     read_budget: int = DEFAULT_READ_BUDGET_BYTES
+    read_wait: float = DEFAULT_READ_WAIT_S  # seconds a read waits for room in the budget before a 503
+    write_timeout: float = DEFAULT_WRITE_TIMEOUT_S  # seconds a client may leave the next part of an answer untaken
 
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):

@@ -12,7 +12,8 @@ mtime and ctime, taken before the bytes were read). An entry answers a later rea
   read and re-hashed, and a mismatch rebuilds the catalog as before, so a changed file is never served.
 
 A file whose stamp is too recent to vouch for its bytes (changed within the last two seconds: timestamps are
-coarser than writes) is not kept, nor one of `LARGE_READ_BYTES` or more (those go through the read budget).
+coarser than writes) is not kept, nor one of `LARGE_READ_BYTES` or more (read afresh each time). A hit is
+charged to the read budget like any read (`budget.py`: its answer costs the same memory while it is sent).
 The cache is bounded by the characters it holds (least recently used first out; 64 MiB by default, 0: off).
 
     cache = ReadCache(64 << 20)
@@ -37,6 +38,7 @@ class _Entry:
     catalog: Catalog
     content: StampedContent
     stamp: int
+    size: int
     mime_type: str
     key: str  # "text" or "blob"
     value: str
@@ -73,11 +75,11 @@ class ReadCache:
         self.hits += 1
         return {"uri": uri, "mimeType": entry.mime_type, entry.key: entry.value}
 
-    def holds(self, uri: str, catalog: Catalog) -> bool:
-        """True if an entry for `uri` was verified against `catalog`: its file is listed smaller than
-        `LARGE_READ_BYTES` there (the read budget's question, answered without a lookup)."""
+    def size_of(self, uri: str, catalog: Catalog) -> int | None:
+        """The size of `uri`'s file if an entry for it was verified against `catalog` (the read budget's question,
+        answered without a catalog lookup); None if there is none."""
         entry = self._entries.get(uri)
-        return entry is not None and entry.catalog is catalog
+        return entry.size if entry is not None and entry.catalog is catalog else None
 
     def put(
         self, catalog: Catalog, content: StampedContent, stamp: int | None, size: int, contents: dict[str, Any]
@@ -95,7 +97,7 @@ class ReadCache:
             self._of = catalog
         uri = contents["uri"]
         self._drop(uri)
-        self._entries[uri] = _Entry(catalog, content, stamp, contents["mimeType"], key, value, cost)
+        self._entries[uri] = _Entry(catalog, content, stamp, size, contents["mimeType"], key, value, cost)
         self.used += cost
         while self.used > self.capacity:
             self._drop(next(iter(self._entries)))

@@ -37,13 +37,14 @@ from skillwire.server.auth import (
     is_operator,
     metadata_routes,
 )
-from skillwire.server.budget import ByteBudget, ReadBudget
+from skillwire.server.budget import ByteBudget, FileSize, ReadBudget
 from skillwire.server.catalog_page import catalog_routes
 from skillwire.server.connections import guarded_protocol, throttled_resource_errors
 from skillwire.server.extension import SkillsExtension
 from skillwire.server.guard import HostOriginGuard, HostPolicy
 from skillwire.server.limits import ServeLimits
 from skillwire.server.listen_limits import ListenSlots, StreamGate
+from skillwire.server.malloc import pin_mmap_threshold
 from skillwire.server.ops import OPERATOR_PATHS, PROBE_PATHS, ServerMetrics, ops_routes
 from skillwire.server.replica import ReplicaSessions
 from skillwire.server.service import SkillService
@@ -103,9 +104,10 @@ def http_app(
     which checks Host and Origin on every route, so the SDK's own check (on /mcp, on loopback binds
     only) is turned off rather than done twice. With `service` and `metrics`, `/healthz`, `/readyz` and
     `/metrics` too (the probes need no token, catalog-wide figures an operator's: see `ops.PROBE_PATHS`).
-    The session cap (`sessions.py`, `limits.max_sessions`) sits inside authentication: only an authenticated
-    request touches a session. With `listen` (the `LiveReload`'s `notifier.slots`), each listen request takes
-    its slot once authenticated, and streams end with their token (`listen_limits.py`).
+    Inside authentication, so that only an authenticated request reaches them: the session cap (`sessions.py`,
+    `limits.max_sessions`); with `listen` (the `LiveReload`'s `notifier.slots`), each listen request's slot, and
+    streams end with their token (`listen_limits.py`); with `service`, file reads wait for room in the read budget
+    (`budget.py`).
     """
     limits = limits or ServeLimits()
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False) if guarded else None
@@ -123,8 +125,8 @@ def http_app(
         max_sessions=limits.max_sessions,
         session_idle_timeout=limits.session_idle_timeout,
     )
-    # Innermost, so that with `auth` they see only authenticated requests: a 401 or 403 moves no session
-    # and takes no listen slot.
+    # Added before the authentication middleware, so they run after it: a 401 or 403 moves no session, takes
+    # no listen slot and waits for no room; a file is sized as its caller sees it.
     app.add_middleware(
         SessionCap,
         manager=server.session_manager,
@@ -134,6 +136,15 @@ def http_app(
     )
     if listen is not None:
         app.add_middleware(StreamGate, slots=listen, mcp_path=MCP_PATH)
+    if service is not None:
+        app.add_middleware(
+            ReadBudget,
+            size_of=_sized_for_caller(service, callers),
+            mcp_path=MCP_PATH,
+            large=ByteBudget(limits.read_budget),
+            small=ByteBudget(limits.read_budget),
+            wait=limits.read_wait,
+        )
     if auth is not None:
         install(app, auth, verifier or build_verifier(auth), open_paths=PROBE_PATHS, operator_paths=OPERATOR_PATHS)
     return app
@@ -142,30 +153,27 @@ def http_app(
 def guarded_app(
     app: ASGIApp,
     policy: HostPolicy,
-    limits: ServeLimits,
-    service: SkillService | None = None,
     *,
     replica: str | None = None,
 ) -> ASGIApp:
-    """`app` (from `http_app`, which holds the session cap) behind the Host/Origin guard and, with `service`, the
-    read budget.
+    """`app` (from `http_app`, which holds the session cap, listen slots and read budget) behind the Host/Origin
+    guard.
 
     `replica`: this process's name among replicas behind a balancer; its session ids then carry it (`replica.py`).
     """
     guarded: ASGIApp = app
-    if service is not None:
-        guarded = ReadBudget(guarded, _size_in(service), mcp_path=MCP_PATH, budget=ByteBudget(limits.read_budget))
     if replica is not None:
         guarded = ReplicaSessions(guarded, replica=replica, mcp_path=MCP_PATH)
     return HostOriginGuard(guarded, policy)
 
 
-def _size_in(service: SkillService) -> Callable[[str], int | None]:
-    def size_of(uri: str) -> int | None:
+def _sized_for_caller(service: SkillService, callers: CallerResolver | None) -> FileSize:
+    async def size_of(uri: str) -> int | None:
         catalog = service.catalog
-        if service.read_cache.holds(uri, catalog):
-            return 0  # read and kept a moment ago: smaller than a large read
-        served = catalog.file(uri)
+        scope = None if callers is None else await callers.scope()
+        if scope is None and (size := service.read_cache.size_of(uri, catalog)) is not None:
+            return size  # read and kept a moment ago: no catalog lookup
+        served = service.view(catalog, scope).file(uri)
         return None if served is None else served.file.size
 
     return size_of
@@ -214,9 +222,12 @@ async def serve_http(
     `callers`: each caller's view of the catalog (`--scopes`). `limits`: connection, session and read
     bounds (`limits.py`). `hosts`: the Host values answered (default: the loopback names on this port).
     `replica`: this server's name behind a load balancer (`replica.py`); None: session ids carry no name.
+    For the whole process: the soft file descriptor limit is raised (`limits.py`) and glibc's mmap threshold
+    pinned (`malloc.py`).
     """
     host, port = sock.getsockname()[:2]
     limits = (limits or ServeLimits()).fitted_to_fd_limit()
+    pin_mmap_threshold()  # the large buffers of file reads go back to the system when freed (`malloc.py`)
     policy = hosts or HostPolicy.for_bind(host, port)
     metrics = None
     if service is not None:
@@ -241,8 +252,6 @@ async def serve_http(
                 verifier=verifier,
             ),
             policy,
-            limits,
-            service,
             replica=replica,
         ),
         log_level="warning",
