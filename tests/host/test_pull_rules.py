@@ -120,9 +120,9 @@ def test_a_name_spanning_dest_and_the_skill_is_found() -> None:
 
 
 def test_a_listed_name_among_the_users_own_folders_neither_refuses_nor_hides_anything() -> None:
-    """A user's `~/work/cvs/` (a folder named like CVS's) above DEST is not the skill's doing: ordinary files are
+    """A user's `~/projects/cvs/` (a folder named like CVS's) above DEST is not the skill's doing: ordinary files are
     written, and the skill's own `.git` is still found."""
-    placed = ["home", "me", "work", "cvs", "skills", "dest"]
+    placed = ["home", "me", "projects", "cvs", "skills", "dest"]
     assert refused_names(["SKILL.md", "notes.md"], placed) == []
     [found] = refused_names(["SKILL.md", ".git/config"], placed)
     assert found.where == ".git"
