@@ -29,6 +29,18 @@ INVALID_PARAMS: Final = -32602
 INTERNAL_ERROR: Final = -32603
 
 
+def request_id_of(message: object) -> str | int | None:
+    """The id of a parsed JSON-RPC request to answer an error with: a string or a number, else None (JSON null,
+    as JSON-RPC 2.0 asks when the id cannot be told; a batch or a boolean id is such a case)."""
+    found = message.get("id") if isinstance(message, dict) else None
+    return found if isinstance(found, str | int) and not isinstance(found, bool) else None
+
+
+def error_body(request_id: str | int | None, code: int, message: str) -> dict[str, Any]:
+    """A JSON-RPC error response, for answers given before a request reaches the SDK (limits, budgets)."""
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
 class _LooseParams(RequestParams):
     """Params whose fields are checked by the handler, so errors can name the field."""
 

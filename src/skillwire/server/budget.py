@@ -29,7 +29,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from skillwire.errors import InvalidSkillUri
 from skillwire.server.limits import LARGE_READ_BYTES
 from skillwire.uri import canonical_uri
-from skillwire.wire import INTERNAL_ERROR
+from skillwire.wire import INTERNAL_ERROR, error_body, request_id_of
 
 _READ = b"resources/read"
 _MAX_PEEK = 4 * 1024 * 1024  # the SDK's own body limit; anything larger is passed on for it to refuse
@@ -218,12 +218,9 @@ def _parse(body: bytes) -> object:
 
 async def _busy(parsed: object, scope: Scope, receive: Receive, send: Send) -> None:
     """HTTP 503 with Retry-After and a JSON-RPC error for the request's id (null for a batch)."""
-    request_id = parsed.get("id") if isinstance(parsed, dict) else None
-    if not isinstance(request_id, str | int) or isinstance(request_id, bool):
-        request_id = None
-    error = {"code": INTERNAL_ERROR, "message": "Server busy: too many file reads in flight; try again shortly"}
+    message = "Server busy: too many file reads in flight; try again shortly"
     response = JSONResponse(
-        {"jsonrpc": "2.0", "id": request_id, "error": error},
+        error_body(request_id_of(parsed), INTERNAL_ERROR, message),
         status_code=503,
         headers={"Retry-After": str(RETRY_AFTER_S)},
     )

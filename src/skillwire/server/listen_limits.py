@@ -48,6 +48,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from skillwire.errors import SkillwireError
 from skillwire.server.token_file import TOKEN_FILE_ISSUER
+from skillwire.wire import INTERNAL_ERROR, error_body, request_id_of
 
 __all__ = ["Credentials", "GuardedListen", "ListenRefused", "ListenSlots", "StreamGate", "caller_key"]
 
@@ -55,7 +56,6 @@ logger = logging.getLogger(__name__)
 
 LISTEN_METHOD = "subscriptions/listen"
 LIMIT_REACHED = "Subscription limit reached"  # the SDK ListenHandler's words for its total bound
-INTERNAL_ERROR = -32603  # the SDK ListenHandler's code for its total bound
 REVOCATION_CHECK_S = 1.0
 REFUSAL_LOG_INTERVAL_S = 10.0
 MAX_REFUSED_BODY_BYTES = 64 * 1024  # read for the request id of a refused request; past it the id is null
@@ -257,9 +257,9 @@ class StreamGate:
         try:
             slot = self.slots.take(access)
         except ListenRefused as refusal:
-            request_id = await _request_id(receive)
-            error = {"code": INTERNAL_ERROR, "message": str(refusal)}
-            await JSONResponse({"jsonrpc": "2.0", "id": request_id, "error": error})(scope, receive, send)
+            # The SDK ListenHandler's code for its total bound, with the request's id when it can be told.
+            body = error_body(await _request_id(receive), INTERNAL_ERROR, str(refusal))
+            await JSONResponse(body)(scope, receive, send)
             return
         token = _SLOT.set(slot)  # for GuardedListen, which runs in this request's context
         try:
@@ -307,8 +307,6 @@ async def _request_id(receive: Receive) -> str | int | None:
     else:
         return None
     try:
-        value = json.loads(bytes(body))
+        return request_id_of(json.loads(bytes(body)))
     except ValueError:
         return None
-    found = value.get("id") if isinstance(value, dict) else None
-    return found if isinstance(found, str | int) and not isinstance(found, bool) else None

@@ -29,6 +29,8 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from skillwire.wire import INTERNAL_ERROR, error_body
+
 logger = logging.getLogger(__name__)
 
 _SESSION_HEADER = b"mcp-session-id"
@@ -117,7 +119,7 @@ class SessionCap:
             if not await self._evict_one():
                 logger.warning("refusing a new session: all %d sessions are busy", self.max_sessions)
                 response = JSONResponse(
-                    {"jsonrpc": "2.0", "id": None, "error": {"code": -32603, "message": "Too many open sessions"}},
+                    error_body(None, INTERNAL_ERROR, "Too many open sessions"),
                     status_code=503,
                     headers={"Retry-After": "5"},
                 )
