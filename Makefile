@@ -42,7 +42,7 @@ typecheck: $(BIN)/skillwire
 pytest: $(BIN)/skillwire $(NODE_TOOLS) chromium nginx promtool
 	$(BIN)/pytest -n 3 --dist loadfile
 
-# `/metrics` is checked by Prometheus's own linter (tests/server/test_ops.py): promtool, from Debian's `prometheus`
+# `/metrics` is checked by Prometheus's own linter (tests/service/test_ops.py): promtool, from Debian's `prometheus`
 # package (its daemon is not started; --no-install-recommends keeps the install to the package itself).
 promtool:
 	command -v promtool >/dev/null || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus)
@@ -52,7 +52,7 @@ chromium:
 	command -v chromium >/dev/null || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
 
 # The reverse-proxy tests run their own nginx (Debian's, not its service) in front of `skillwire serve`
-# (tests/server/test_reverse_proxy.py). Debian puts it in /usr/sbin.
+# (tests/service/test_reverse_proxy.py). Debian puts it in /usr/sbin.
 nginx:
 	PATH="$$PATH:/usr/sbin" command -v nginx >/dev/null || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q nginx)
 

@@ -16,8 +16,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from skillwire.errors import FrontmatterError
-from skillwire.frontmatter import FRONTMATTER_BLOCK, parse_skill_md, parse_yaml_mapping
+from skillwire.core.errors import FrontmatterError
+from skillwire.core.frontmatter import FRONTMATTER_BLOCK, parse_skill_md, parse_yaml_mapping
 
 
 def _accepted(folders: list[Path]) -> tuple[list[bytes], int]:

@@ -44,8 +44,8 @@ def _git(root: Path, *args: str) -> None:
 
 def _child(mode: str, root: str, cache: str) -> None:
     """One measurement in this (fresh) process; prints JSON."""
-    from skillwire.sources.filesystem import FolderSource
-    from skillwire.sources.git import GitSource
+    from skillwire.sources.folder.source import FolderSource
+    from skillwire.sources.git.source import GitSource
 
     hashed = 0
     start = time.perf_counter()
@@ -89,7 +89,7 @@ def main() -> None:
         _git(root, "init", "-q", "-b", "main")
         _git(root, "add", "-A")
         _git(root, "commit", "-q", "-m", "generated skills")
-        from skillwire.sources.git import GitSource  # here: a child measures its own import
+        from skillwire.sources.git.source import GitSource  # here: a child measures its own import
 
         GitSource(root, "main", digest_cache=cache).scan()  # writes the blob digest cache
         results: dict[str, list[dict[str, float]]] = {m: [] for m in LABELS}

@@ -53,7 +53,7 @@ def floor(root: Path) -> int:
 
 def _child(mode: str, root: str, cache: str) -> None:
     """One measurement in this (fresh) process; prints JSON."""
-    from skillwire.sources.filesystem import FolderSource
+    from skillwire.sources.folder.source import FolderSource
 
     start = time.perf_counter()
     files = 0
@@ -108,7 +108,7 @@ def run(mode: str, root: Path, cache: Path, *, module: str = "bench.index") -> d
 
 def baseline_rss() -> int:
     """Peak RSS of a process that only imports skillwire's scanner (to separate the index's own memory)."""
-    code = "import bench.index, skillwire.sources.filesystem; print(bench.index.peak_rss())"
+    code = "import bench.index, skillwire.sources.folder.source; print(bench.index.peak_rss())"
     here = Path(__file__).resolve().parent.parent
     return int(
         subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, cwd=here).stdout
@@ -137,7 +137,7 @@ def main() -> None:
         cache = Path(tmp, "digests.json")
         size = generate(root, skills=args.skills, files=args.files)
         time.sleep(2.1)  # the digest cache does not remember files changed in the last 2 s
-        from skillwire.sources.filesystem import FolderSource  # here: a child measures its own import
+        from skillwire.sources.folder.source import FolderSource  # here: a child measures its own import
 
         FolderSource([root], digest_cache=cache).scan()  # writes the cache
         results: dict[str, list[dict[str, float]]] = {m: [] for m in LABELS}

@@ -36,7 +36,7 @@ from mcp.server.subscriptions import ResourcesListChanged
 
 from bench.generate import generate
 from skillwire.client.session import SkillsClient
-from skillwire.wire import EXTENSION_ID
+from skillwire.core.wire import EXTENSION_ID
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Verifying hosts reading through nginx while the fleet behind it moves from commit A to commit B.
 
-Used by `python -m bench.replicas --rollout` and by tests/server/test_rollout.py. Each `Reader` is a real
+Used by `python -m bench.replicas --rollout` and by tests/service/test_rollout.py. Each `Reader` is a real
 `skillwire.Host` connected to the balancer (2026-07-28, stateless: each request may reach any replica) that loads
 random changed skills and reads all their files, verified, until told to stop, recovering as a host application
 would: `SkillChanged` (the refresh found other content; the approval was revoked) -> load again (the unattended
@@ -31,7 +31,7 @@ from deploy.rollout import roll_out, wait_for_commit
 
 from bench.generate import generate
 from skillwire import ApproveLoads, Host, HostError, ReadFailed, SkillChanged, SkillwireError, VerificationError
-from skillwire.sources.git import GitSource
+from skillwire.sources.git.source import GitSource
 
 ATTEMPTS = 6
 BACKOFF_S = 0.025  # then 0.05, 0.1, 0.2, 0.4: 0.775 s of patience in all

@@ -56,7 +56,7 @@ def cpu_now() -> float:
 
 def _child(mode: str, root: str, cache: str) -> None:
     """One measurement in this fresh process; prints JSON."""
-    from skillwire.sources.filesystem import FolderSource
+    from skillwire.sources.folder.source import FolderSource
 
     base = current_rss()
     start, cpu = time.perf_counter(), cpu_now()

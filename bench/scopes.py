@@ -20,8 +20,8 @@ from typing import Any
 import anyio
 
 from bench.generate import generate
-from skillwire.server.service import ServeOptions, SkillService
-from skillwire.sources.filesystem import FolderSource
+from skillwire.server.skill_service import ServeOptions, SkillService
+from skillwire.sources.folder.source import FolderSource
 
 
 def _best(runs: int, fn: Callable[[], Awaitable[None]]) -> float:
@@ -48,7 +48,7 @@ def main() -> None:
         scoped = "scope" in inspect.signature(service.list_skills).parameters
         variants: list[tuple[str, Any]] = [("no policy", None)]
         if scoped:
-            from skillwire.scopes import Caller, parse_policy
+            from skillwire.core.scopes import Caller, parse_policy
 
             first = catalog.skill(catalog.skill_uris[0])
             assert first is not None
@@ -78,7 +78,7 @@ def main() -> None:
                 f"one read: {read * 1e6:7.1f} us"
             )
             if scope is not None:
-                from skillwire.scoped_catalog import ScopedCatalog
+                from skillwire.core.scoped_catalog import ScopedCatalog
 
                 start = time.perf_counter()
                 visible = len(ScopedCatalog(catalog, scope))

@@ -10,7 +10,7 @@ process. Host search: one `Host` connected to all of them (every query ranks eve
 recall@k: the expected skill is among the first k; MRR: mean of 1/rank over the first 10 (0 if absent). Each set is
 split into halves (alternate entries, `tune` and `held`): tune the ranking on one, report both.
 
-Speed: in process, `skillwire.search.SearchIndex` built from 100,000 generated skills (the documents the host
+Speed: in process, `skillwire.core.search.SearchIndex` built from 100,000 generated skills (the documents the host
 registry indexes, `skill_document`); query time over a few hundred generated queries; the index's memory is what
 tracemalloc counts as allocated by the build and still held (a second build, traced). Wall and CPU time both.
 """
@@ -35,7 +35,7 @@ from mcp import Client
 from bench.live import serve
 from bench.search_catalog import catalog, queries, write
 from skillwire import Host
-from skillwire.search import Document, SearchIndex, skill_document
+from skillwire.core.search import Document, SearchIndex, skill_document
 
 QUERIES = Path(__file__).with_name("search_queries.json")
 DEPTH = 10  # results fetched per query: MRR counts ranks up to here

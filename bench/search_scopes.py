@@ -3,7 +3,7 @@
 python -m bench.search_scopes [--scale 100000] [--callers 2000] [--queries 300]
 
 In process, the server's own parts: a `SearchIndex` over `--scale` generated skills (`bench.search_catalog`, the
-documents `serve --search-tool` indexes), a real scopes policy (`skillwire.scopes`: one grant per team scope, eight
+documents `serve --search-tool` indexes), a real scopes policy (`skillwire.core.scopes`: one grant per team scope, eight
 distinct visible sets from one area of about 16,700 skills to five areas of about 83,300), `--callers` callers
 spread over them, and `ScopedSearch`, which answers each caller from a view of the index over its scope's skills.
 
@@ -26,8 +26,8 @@ import anyio
 
 from bench.search import quantile
 from bench.search_catalog import catalog, queries
-from skillwire.scopes import Caller, Visibility, parse_policy
-from skillwire.search import SearchHit, SearchIndex, skill_document
+from skillwire.core.scopes import Caller, Visibility, parse_policy
+from skillwire.core.search import SearchHit, SearchIndex, skill_document
 from skillwire.server.search_scopes import ScopedSearch
 
 AREAS = ("finance", "engineering", "people", "growth", "operations", "support")

@@ -31,8 +31,8 @@ from bench.generate import generate
 
 HOST = "127.0.0.1"
 IMPORTS = (
-    "import skillwire.cli.main, skillwire.server.run, skillwire.server.extension, skillwire.server.watch,"
-    " skillwire.sources.filesystem, skillwire.sources.folder_watch"
+    "import skillwire.cli.main, skillwire.service.run, skillwire.server.extension, skillwire.service.watch,"
+    " skillwire.sources.folder.source, skillwire.sources.folder.watch"
 )
 DISCOVER = json.dumps(
     {

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from skillwire.display import terminal_safe
+from skillwire.core.display import terminal_safe
 
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0

@@ -2,7 +2,7 @@
 
     python -m deploy.rollout --plan rollout.json --commit 3f2a... --lead 5 http://127.0.0.1:8001 http://127.0.0.1:8002
 
-Writes the plan (`skillwire.server.rollout`: the commit and a switch time `--lead` seconds ahead) atomically, waits
+Writes the plan (`skillwire.service.rollout`: the commit and a switch time `--lead` seconds ahead) atomically, waits
 until every replica's `/readyz` says it prepared the commit (`next`), then until each serves it, and reports when
 each began (`since`): the mixed window is the spread of those times (0 when all prepared in time). On Kubernetes the
 plan is a ConfigMap mounted into every pod: allow a lead longer than the kubelet's sync (a minute or more).
@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from skillwire.client.credentials import first_token
-from skillwire.errors import SkillwireError
-from skillwire.server.rollout import Plan
+from skillwire.core.errors import SkillwireError
+from skillwire.service.rollout import Plan
 
 POLL_S = 0.05
 

@@ -22,25 +22,25 @@ HEAVY = ("mcp", "mcp_types", "uvicorn", "starlette", "httpx2", "pydantic")
 """The SDK and what it stands on: none of it is needed to name a skill, parse a URI or print help."""
 
 CORE = (
-    "skillwire.uri",
-    "skillwire.names",
-    "skillwire.digest",
-    "skillwire.frontmatter",
-    "skillwire.manifest",
-    "skillwire.catalog",
-    "skillwire.scoped_catalog",
-    "skillwire.display",
-    "skillwire.scopes",
-    "skillwire.lint",
-    "skillwire.sources.filesystem",
-    "skillwire.sources.generated",
-    "skillwire.sources.packages",
-    "skillwire.host.verify",
-    "skillwire.host.policy",
-    "skillwire.host.window",
-    "skillwire.host.approvals",
+    "skillwire.core.uri",
+    "skillwire.core.names",
+    "skillwire.core.digest",
+    "skillwire.core.frontmatter",
+    "skillwire.core.manifest",
+    "skillwire.core.catalog",
+    "skillwire.core.scoped_catalog",
+    "skillwire.core.display",
+    "skillwire.core.scopes",
+    "skillwire.core.lint",
+    "skillwire.sources.folder.source",
+    "skillwire.sources.generated.source",
+    "skillwire.sources.packages.source",
+    "skillwire.core.hosting.verify",
+    "skillwire.core.hosting.policy",
+    "skillwire.core.hosting.window",
+    "skillwire.core.hosting.approvals",
     "skillwire.host.prompt",
-    "skillwire.host.results",
+    "skillwire.core.hosting.results",
 )
 
 _REPORT = textwrap.dedent(
@@ -70,7 +70,7 @@ def test_import_skillwire_does_not_load_the_sdk() -> None:
 
 def test_import_skillwire_uri_does_not_load_the_sdk() -> None:
     """A host that only parses skill:// URIs went through the package `__init__` and paid for the SDK."""
-    assert _heavy_modules_after("import skillwire.uri") == []
+    assert _heavy_modules_after("import skillwire.core.uri") == []
 
 
 def test_core_modules_do_not_load_the_sdk() -> None:
@@ -95,7 +95,9 @@ def test_every_help_is_built_without_the_sdk() -> None:
 
 def test_serve_help_shows_the_defaults_of_the_server_modules() -> None:
     """The defaults `serve --help` prints come from light modules but must still be the ones the server uses."""
-    from skillwire.server import defaults, limits, service
+    from skillwire.server import defaults
+    from skillwire.server import skill_service as service
+    from skillwire.service import limits
 
     assert (service.ServeOptions().page_size, service.ServeOptions().ttl_ms) == (
         defaults.DEFAULT_PAGE_SIZE,

@@ -121,7 +121,7 @@ def test_approve_loads_grants_nothing_and_allows_nothing_else() -> None:
     code runs, no other server is read, and nothing is remembered."""
     import anyio
 
-    from skillwire.host.entry import parse_entry
+    from skillwire.core.hosting.entry import parse_entry
 
     uri = "skill://x/SKILL.md"
     entry = parse_entry(

@@ -11,7 +11,7 @@ from types import ModuleType
 import pytest
 from mcp import Client
 
-from skillwire.sources.packages import PackageSource
+from skillwire.sources.packages.source import PackageSource
 from tests.support.servers import REPO_ROOT, directory_read, resources_read, skills_list, wire
 from tests.support.wheels import build_wheel
 

@@ -3,7 +3,7 @@
     python bench/peer_servers/bare_sdk.py HOST PORT SIZE
 
 No catalog, no lookup: whatever URI is asked for, the answer is SIZE bytes of markdown under that URI. Served over
-streamable HTTP at /mcp with JSON responses, the way skillwire serves (`skillwire/server/run.py`), so the difference
+streamable HTTP at /mcp with JSON responses, the way skillwire serves (`skillwire/service/run.py`), so the difference
 between the two is what skillwire adds on top of the SDK. Both protocol eras are served, as the SDK does by default.
 """
 

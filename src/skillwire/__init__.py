@@ -9,7 +9,7 @@ and the host (`Host`, its prompts, approval stores, cache, errors and model tool
     async with Host(prompt=TerminalPrompt(), approvals=JsonApprovalStore(path)) as host:
         await host.add_server("docs", "http://127.0.0.1:8000/mcp")
 
-Every public name is imported on first use (PEP 562 `__getattr__`): `import skillwire.uri` or `skillwire --help`
+Every public name is imported on first use (PEP 562 `__getattr__`): `import skillwire.core.uri` or `skillwire --help`
 does not load the MCP SDK, Starlette or pydantic; `skillwire.SkillsExtension` does, when it is first touched.
 """
 
@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; `_LAZY` below must name the same modules (a test checks)
     from skillwire.cache.store import SkillCache
-    from skillwire.catalog import Catalog, Refusal
     from skillwire.client.session import SkillsClient
-    from skillwire.errors import (
+    from skillwire.core.catalog import Catalog, Refusal
+    from skillwire.core.errors import (
         AuthenticationRequired,
         DigestMismatch,
         FrontmatterError,
@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; `_LAZY` below must name th
         UnlistedResource,
         VerificationError,
     )
-    from skillwire.host.approvals import (
+    from skillwire.core.hosting.approvals import (
         Approval,
         ApprovalFileError,
         ApprovalPrompt,
@@ -54,12 +54,10 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; `_LAZY` below must name th
         SkillApprovalDecision,
         SkillApprovalRequest,
     )
-    from skillwire.host.entry import EntryResource, InvalidEntry, SkillEntry
-    from skillwire.host.host import Host
-    from skillwire.host.limits import ClientLimits
-    from skillwire.host.prompt import TerminalPrompt
-    from skillwire.host.registry import AmbiguousSkillName, LocalSkill, SkillKey, UnknownSkill
-    from skillwire.host.results import (
+    from skillwire.core.hosting.entry import EntryResource, InvalidEntry, SkillEntry
+    from skillwire.core.hosting.limits import ClientLimits
+    from skillwire.core.hosting.registry import AmbiguousSkillName, LocalSkill, SkillKey, UnknownSkill
+    from skillwire.core.hosting.results import (
         ApprovalDenied,
         CatalogItem,
         HostError,
@@ -70,22 +68,24 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; `_LAZY` below must name th
         SkillChanged,
         SkillDeclined,
     )
+    from skillwire.core.hosting.window import DirectoryItem, OutsideSkill
+    from skillwire.core.manifest import MAX_RESOURCES, MAX_TOTAL_BYTES, Skill, SkillFile
+    from skillwire.core.scopes import Caller, CallerResolver, ScopePolicy, Visibility, parse_policy
+    from skillwire.core.wire import EXTENSION_ID
+    from skillwire.host.host import Host
+    from skillwire.host.prompt import TerminalPrompt
     from skillwire.host.tools import SkillTool, skill_tools
-    from skillwire.host.window import DirectoryItem, OutsideSkill
-    from skillwire.manifest import MAX_RESOURCES, MAX_TOTAL_BYTES, Skill, SkillFile
-    from skillwire.scopes import Caller, CallerResolver, ScopePolicy, Visibility, parse_policy
     from skillwire.server.extension import SkillsExtension
-    from skillwire.server.scopes_file import PolicyFile
-    from skillwire.server.service import ServeOptions, SkillService
+    from skillwire.server.skill_service import ServeOptions, SkillService
+    from skillwire.service.scopes_file import PolicyFile
     from skillwire.sources.composite import CompositeSource
-    from skillwire.sources.filesystem import FolderSource
-    from skillwire.sources.generated import GeneratedSkill, GeneratedSource
-    from skillwire.sources.memory import MemorySource
-    from skillwire.sources.packages import PackageSource
+    from skillwire.sources.folder.source import FolderSource
+    from skillwire.sources.generated.source import GeneratedSkill, GeneratedSource
+    from skillwire.sources.memory.source import MemorySource
+    from skillwire.sources.packages.source import PackageSource
     from skillwire.sources.port import SkillSource
-    from skillwire.wire import EXTENSION_ID
 
-__version__ = "0.1.0"
+from skillwire.core.version import __version__
 
 __all__ = [
     "EXTENSION_ID",
@@ -169,81 +169,81 @@ __all__ = [
 
 _LAZY: dict[str, str] = {
     "SkillCache": "skillwire.cache.store",
-    "Catalog": "skillwire.catalog",
-    "Refusal": "skillwire.catalog",
+    "Catalog": "skillwire.core.catalog",
+    "Refusal": "skillwire.core.catalog",
     "SkillsClient": "skillwire.client.session",
-    "AuthenticationRequired": "skillwire.errors",
-    "DigestMismatch": "skillwire.errors",
-    "FrontmatterError": "skillwire.errors",
-    "FrontmatterMismatch": "skillwire.errors",
-    "GenerationError": "skillwire.errors",
-    "InvalidScopePolicy": "skillwire.errors",
-    "InvalidSkillUri": "skillwire.errors",
-    "LimitExceeded": "skillwire.errors",
-    "NameRuleError": "skillwire.errors",
-    "ResponseTooLarge": "skillwire.errors",
-    "SizeMismatch": "skillwire.errors",
-    "SkillError": "skillwire.errors",
-    "SkillwireError": "skillwire.errors",
-    "UnlistedResource": "skillwire.errors",
-    "VerificationError": "skillwire.errors",
-    "Approval": "skillwire.host.approvals",
-    "ApprovalFileError": "skillwire.host.approvals",
-    "ApprovalPrompt": "skillwire.host.approvals",
-    "ApprovalStore": "skillwire.host.approvals",
-    "ApproveLoads": "skillwire.host.approvals",
-    "ContentChange": "skillwire.host.approvals",
-    "CrossOriginReadRequest": "skillwire.host.approvals",
-    "DenyAll": "skillwire.host.approvals",
-    "ExecutionRequest": "skillwire.host.approvals",
-    "JsonApprovalStore": "skillwire.host.approvals",
-    "MemoryApprovalStore": "skillwire.host.approvals",
-    "SkillApprovalDecision": "skillwire.host.approvals",
-    "SkillApprovalRequest": "skillwire.host.approvals",
-    "EntryResource": "skillwire.host.entry",
-    "InvalidEntry": "skillwire.host.entry",
-    "SkillEntry": "skillwire.host.entry",
+    "AuthenticationRequired": "skillwire.core.errors",
+    "DigestMismatch": "skillwire.core.errors",
+    "FrontmatterError": "skillwire.core.errors",
+    "FrontmatterMismatch": "skillwire.core.errors",
+    "GenerationError": "skillwire.core.errors",
+    "InvalidScopePolicy": "skillwire.core.errors",
+    "InvalidSkillUri": "skillwire.core.errors",
+    "LimitExceeded": "skillwire.core.errors",
+    "NameRuleError": "skillwire.core.errors",
+    "ResponseTooLarge": "skillwire.core.errors",
+    "SizeMismatch": "skillwire.core.errors",
+    "SkillError": "skillwire.core.errors",
+    "SkillwireError": "skillwire.core.errors",
+    "UnlistedResource": "skillwire.core.errors",
+    "VerificationError": "skillwire.core.errors",
+    "Approval": "skillwire.core.hosting.approvals",
+    "ApprovalFileError": "skillwire.core.hosting.approvals",
+    "ApprovalPrompt": "skillwire.core.hosting.approvals",
+    "ApprovalStore": "skillwire.core.hosting.approvals",
+    "ApproveLoads": "skillwire.core.hosting.approvals",
+    "ContentChange": "skillwire.core.hosting.approvals",
+    "CrossOriginReadRequest": "skillwire.core.hosting.approvals",
+    "DenyAll": "skillwire.core.hosting.approvals",
+    "ExecutionRequest": "skillwire.core.hosting.approvals",
+    "JsonApprovalStore": "skillwire.core.hosting.approvals",
+    "MemoryApprovalStore": "skillwire.core.hosting.approvals",
+    "SkillApprovalDecision": "skillwire.core.hosting.approvals",
+    "SkillApprovalRequest": "skillwire.core.hosting.approvals",
+    "EntryResource": "skillwire.core.hosting.entry",
+    "InvalidEntry": "skillwire.core.hosting.entry",
+    "SkillEntry": "skillwire.core.hosting.entry",
     "Host": "skillwire.host.host",
-    "ClientLimits": "skillwire.host.limits",
+    "ClientLimits": "skillwire.core.hosting.limits",
     "TerminalPrompt": "skillwire.host.prompt",
-    "AmbiguousSkillName": "skillwire.host.registry",
-    "LocalSkill": "skillwire.host.registry",
-    "SkillKey": "skillwire.host.registry",
-    "UnknownSkill": "skillwire.host.registry",
-    "ApprovalDenied": "skillwire.host.results",
-    "CatalogItem": "skillwire.host.results",
-    "HostError": "skillwire.host.results",
-    "IncompleteListing": "skillwire.host.results",
-    "LoadedSkill": "skillwire.host.results",
-    "NotLoaded": "skillwire.host.results",
-    "ReadFailed": "skillwire.host.results",
-    "SkillChanged": "skillwire.host.results",
-    "SkillDeclined": "skillwire.host.results",
+    "AmbiguousSkillName": "skillwire.core.hosting.registry",
+    "LocalSkill": "skillwire.core.hosting.registry",
+    "SkillKey": "skillwire.core.hosting.registry",
+    "UnknownSkill": "skillwire.core.hosting.registry",
+    "ApprovalDenied": "skillwire.core.hosting.results",
+    "CatalogItem": "skillwire.core.hosting.results",
+    "HostError": "skillwire.core.hosting.results",
+    "IncompleteListing": "skillwire.core.hosting.results",
+    "LoadedSkill": "skillwire.core.hosting.results",
+    "NotLoaded": "skillwire.core.hosting.results",
+    "ReadFailed": "skillwire.core.hosting.results",
+    "SkillChanged": "skillwire.core.hosting.results",
+    "SkillDeclined": "skillwire.core.hosting.results",
     "SkillTool": "skillwire.host.tools",
     "skill_tools": "skillwire.host.tools",
-    "DirectoryItem": "skillwire.host.window",
-    "OutsideSkill": "skillwire.host.window",
-    "MAX_RESOURCES": "skillwire.manifest",
-    "MAX_TOTAL_BYTES": "skillwire.manifest",
-    "Skill": "skillwire.manifest",
-    "SkillFile": "skillwire.manifest",
-    "Caller": "skillwire.scopes",
-    "CallerResolver": "skillwire.scopes",
-    "ScopePolicy": "skillwire.scopes",
-    "Visibility": "skillwire.scopes",
-    "parse_policy": "skillwire.scopes",
+    "DirectoryItem": "skillwire.core.hosting.window",
+    "OutsideSkill": "skillwire.core.hosting.window",
+    "MAX_RESOURCES": "skillwire.core.manifest",
+    "MAX_TOTAL_BYTES": "skillwire.core.manifest",
+    "Skill": "skillwire.core.manifest",
+    "SkillFile": "skillwire.core.manifest",
+    "Caller": "skillwire.core.scopes",
+    "CallerResolver": "skillwire.core.scopes",
+    "ScopePolicy": "skillwire.core.scopes",
+    "Visibility": "skillwire.core.scopes",
+    "parse_policy": "skillwire.core.scopes",
     "SkillsExtension": "skillwire.server.extension",
-    "PolicyFile": "skillwire.server.scopes_file",
-    "ServeOptions": "skillwire.server.service",
-    "SkillService": "skillwire.server.service",
+    "PolicyFile": "skillwire.service.scopes_file",
+    "ServeOptions": "skillwire.server.skill_service",
+    "SkillService": "skillwire.server.skill_service",
     "CompositeSource": "skillwire.sources.composite",
-    "FolderSource": "skillwire.sources.filesystem",
-    "GeneratedSkill": "skillwire.sources.generated",
-    "GeneratedSource": "skillwire.sources.generated",
-    "MemorySource": "skillwire.sources.memory",
-    "PackageSource": "skillwire.sources.packages",
+    "FolderSource": "skillwire.sources.folder.source",
+    "GeneratedSkill": "skillwire.sources.generated.source",
+    "GeneratedSource": "skillwire.sources.generated.source",
+    "MemorySource": "skillwire.sources.memory.source",
+    "PackageSource": "skillwire.sources.packages.source",
     "SkillSource": "skillwire.sources.port",
-    "EXTENSION_ID": "skillwire.wire",
+    "EXTENSION_ID": "skillwire.core.wire",
 }
 """Public name -> the module that defines it, imported when the name is first looked up."""
 

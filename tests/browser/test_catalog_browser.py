@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.server.test_catalog_page import base_url, catalog_tree
+from tests.service.test_catalog_page import base_url, catalog_tree
 from tests.support.servers import EXAMPLE_SKILLS, REPO_ROOT, HttpServer, http_server
 
 ARTIFACTS = REPO_ROOT / "test-artifacts"

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from skillwire.cache import MARKER_NAME, CacheError, CacheLocationRefused, SkillCache, default_root, location_problem
-from skillwire.errors import DigestMismatch, InvalidSkillUri, SizeMismatch
-from skillwire.host.entry import EntryResource
+from skillwire.core.errors import DigestMismatch, InvalidSkillUri, SizeMismatch
+from skillwire.core.hosting.entry import EntryResource
 from tests.support.victims import snapshot, victim_folder
 
 LABEL = "docs-server"

@@ -23,7 +23,7 @@ import pytest
 
 from skillwire.cli.main import main
 from skillwire.cli.validate import FIXES
-from skillwire.sources.filesystem import FolderSource
+from skillwire.sources.folder.source import FolderSource
 from tests.support.servers import EXAMPLE_SKILLS, run_skillwire, serve_command
 from tests.support.skills import write_skill
 

@@ -19,7 +19,7 @@ import pytest
 from skillwire.cli.formats import Annotation, github_command
 from skillwire.cli.main import main
 from skillwire.cli.serve import print_summary
-from skillwire.sources.filesystem import FolderSource
+from skillwire.sources.folder.source import FolderSource
 from tests.support.servers import REPO_ROOT, HttpServer, run_skillwire
 from tests.support.skills import write_skill
 

@@ -18,10 +18,10 @@ import anyio
 import pytest
 
 from skillwire.cli.main import main
-from skillwire.host.approvals import ContentChange, SkillApprovalRequest
-from skillwire.host.entry import parse_entry
+from skillwire.core.hosting.approvals import ContentChange, SkillApprovalRequest
+from skillwire.core.hosting.entry import parse_entry
+from skillwire.core.hosting.registry import SkillKey
 from skillwire.host.prompt import TerminalPrompt
-from skillwire.host.registry import SkillKey
 from tests.support.servers import EXAMPLE_SKILLS, HttpServer, run_skillwire, serve_command
 
 RUN_TIMEOUT_S = 60.0

@@ -9,8 +9,8 @@ import pytest
 
 from skillwire.cli import progress
 from skillwire.cli.progress import ProgressBar
-from skillwire.sources import folder_index
-from skillwire.sources.filesystem import FolderSource
+from skillwire.sources.folder import index as folder_index
+from skillwire.sources.folder.source import FolderSource
 
 
 def test_large_catalogs_get_a_bar_that_is_erased_at_the_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

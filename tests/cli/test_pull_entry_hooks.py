@@ -4,7 +4,7 @@ has `pull` spawn the server over stdio, as a command-line TARGET does; the other
 scenario over HTTP, started once for the module (each case only reads from it), so each case costs one process, not two.
 
 skillwire choices: a pulled skill never creates version-control metadata or a file a common tool runs or trusts on
-entering a folder (the list: `skillwire.host.pull_rules`), `--force` or not; such a skill is refused whole, each
+entering a folder (the list: `skillwire.core.hosting.pull_rules`), `--force` or not; such a skill is refused whole, each
 place named on one line, nothing of it written. A name or path no disk holds is one line, never a raw `OSError`.
 """
 

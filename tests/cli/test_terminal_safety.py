@@ -20,16 +20,16 @@ from pathlib import Path
 import anyio
 import pytest
 
-from skillwire.catalog import Catalog, Refusal
 from skillwire.cli.main import main
 from skillwire.cli.output import SafeFormatter
 from skillwire.cli.serve import print_summary
 from skillwire.cli.validate import build_report, print_human
-from skillwire.host.approvals import SkillApprovalRequest
-from skillwire.host.entry import parse_entry
+from skillwire.core.catalog import Catalog, Refusal
+from skillwire.core.hosting.approvals import SkillApprovalRequest
+from skillwire.core.hosting.entry import parse_entry
+from skillwire.core.hosting.registry import SkillKey
 from skillwire.host.prompt import TerminalPrompt
-from skillwire.host.registry import SkillKey
-from skillwire.sources.filesystem import FolderSource
+from skillwire.sources.folder.source import FolderSource
 from tests.support.hostile import (
     ESCAPES_DESCRIPTION,
     ESCAPES_INSTRUCTIONS,
@@ -209,7 +209,7 @@ def test_serve_summary_and_log_lines_show_hostile_file_names_escaped(hostile_tre
     assert "refused 1 skill" in run.stderr, run.stderr
     summary = [line for line in run.stderr.splitlines() if line.startswith("    ")]
     assert any(f"{SHOWN_FOLDER}/SKILL.md: " in line for line in summary), run.stderr
-    logged = [line for line in run.stderr.splitlines() if " INFO skillwire.sources.filesystem: not served: " in line]
+    logged = [line for line in run.stderr.splitlines() if " INFO skillwire.sources.folder.source: not served: " in line]
     assert logged, run.stderr
     assert f"{SHOWN_FOLDER}/SKILL.md" in logged[0], logged
 

@@ -16,8 +16,8 @@ import pytest
 
 from skillwire.cli.main import main
 from skillwire.cli.validate import FIXES
-from skillwire.fields import ALLOWED_TOOLS_FORMAT, COMPATIBILITY_FORMAT, LICENSE_FORMAT, METADATA_FORMAT
-from skillwire.sources.filesystem import FolderSource
+from skillwire.core.fields import ALLOWED_TOOLS_FORMAT, COMPATIBILITY_FORMAT, LICENSE_FORMAT, METADATA_FORMAT
+from skillwire.sources.folder.source import FolderSource
 from tests.support.kdense import write_kdense_tree
 from tests.support.servers import EXAMPLE_SKILLS
 
@@ -204,7 +204,7 @@ def test_kdense_metadata_lists_are_refused_with_rule_and_fix_in_json(
 def test_every_optional_field_rule_has_its_fix_in_the_report(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Each new rule reaches `validate` with the fix held beside it in `skillwire.fields`."""
+    """Each new rule reaches `validate` with the fix held beside it in `skillwire.core.fields`."""
     cases = {
         "lic": "license: [MIT]\n",
         "compat": f"compatibility: {'x' * 501}\n",

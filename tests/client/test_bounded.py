@@ -18,8 +18,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import PARSE_ERROR
 
 from skillwire.client import SkillsClient
-from skillwire.errors import ResponseTooLarge, VerificationError
-from skillwire.host.limits import DEFAULT_LIMITS, ClientLimits
+from skillwire.core.errors import ResponseTooLarge, VerificationError
+from skillwire.core.hosting.limits import DEFAULT_LIMITS, ClientLimits
 from tests.support import hostile as h
 from tests.support.flood import hostile_command, hostile_http
 

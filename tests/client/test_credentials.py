@@ -20,7 +20,7 @@ import pytest
 from skillwire.cli.errors import UsageError
 from skillwire.cli.inspect import headers_from
 from skillwire.client.credentials import authentication_required, first_token, parse_header
-from skillwire.errors import SkillwireError
+from skillwire.core.errors import SkillwireError
 
 SECRET = "s3cr3t-t0ken-value-0123456789"
 

@@ -23,10 +23,10 @@ from bench.generate import generate
 
 from skillwire.client import SkillsClient
 from skillwire.client.answers import UnexpectedResponse
-from skillwire.errors import ResponseTooLarge
-from skillwire.host.entry import InvalidEntry
+from skillwire.core.errors import ResponseTooLarge
+from skillwire.core.hosting.entry import InvalidEntry
+from skillwire.core.hosting.limits import DEFAULT_LIMITS, ClientLimits
 from skillwire.host.host import Host, IncompleteListing
-from skillwire.host.limits import DEFAULT_LIMITS, ClientLimits
 from tests.support.flood import hostile_command, hostile_http
 from tests.support.servers import http_server, serve_command
 

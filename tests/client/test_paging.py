@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from skillwire.client.paging import Progress
-from skillwire.host.limits import DEFAULT_LIMITS, ClientLimits
+from skillwire.core.hosting.limits import DEFAULT_LIMITS, ClientLimits
 
 ISSUE_BOUND_S = 10.0  # issue 19, hole 8: a listing that adds nothing ends within 10 s
 

@@ -29,9 +29,9 @@ from skillwire.client import (
     SkillsClient,
     UnexpectedResponse,
 )
-from skillwire.host.entry import InvalidEntry
-from skillwire.server.run import build_server
-from skillwire.wire import DirectoryReadParams, SkillsGetParams, SkillsListParams
+from skillwire.core.hosting.entry import InvalidEntry
+from skillwire.core.wire import DirectoryReadParams, SkillsGetParams, SkillsListParams
+from skillwire.service.run import build_server
 from tests.support.servers import HttpServer, http_server
 
 pytestmark = pytest.mark.anyio

@@ -10,7 +10,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from skillwire.host.entry import SkillEntry, parse_entry
+from skillwire.core.hosting.entry import SkillEntry, parse_entry
 
 
 def digest_of(data: bytes) -> str:

@@ -19,13 +19,13 @@ import pydantic_core
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from skillwire.errors import FrontmatterError
-from skillwire.frontmatter import JSONValue, frontmatter_differences, parse_skill_md, parse_yaml_mapping
-from skillwire.frontmatter._compose import parse_full
-from skillwire.frontmatter._fast_block import frontmatter_block
-from skillwire.frontmatter._fast_yaml import parse_simple
-from tests.test_frontmatter_fast import TRICKY_KEYS, TRICKY_VALUES, _exactly
-from tests.test_frontmatter_fast_block import BLOCK_PIECES, expected_block
+from skillwire.core.errors import FrontmatterError
+from skillwire.core.frontmatter import JSONValue, frontmatter_differences, parse_skill_md, parse_yaml_mapping
+from skillwire.core.frontmatter._compose import parse_full
+from skillwire.core.frontmatter._fast_block import frontmatter_block
+from skillwire.core.frontmatter._fast_yaml import parse_simple
+from tests.core.test_frontmatter_fast import TRICKY_KEYS, TRICKY_VALUES, _exactly
+from tests.core.test_frontmatter_fast_block import BLOCK_PIECES, expected_block
 
 # The Python objects the parser builds grow linearly with its input: a str per scalar, a container
 # per collection, and for every key its event and marks (kept for duplicate-key messages). Measured

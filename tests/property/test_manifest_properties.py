@@ -24,13 +24,13 @@ import pathspec
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from skillwire.catalog import Catalog
-from skillwire.display import terminal_safe
-from skillwire.errors import FrontmatterError, InvalidSkillUri
-from skillwire.frontmatter import parse_skill_md
-from skillwire.names import description_problem, name_problem
-from skillwire.sources.filesystem import FolderSource
-from skillwire.uri import MAX_URI_LENGTH, canonical_uri
+from skillwire.core.catalog import Catalog
+from skillwire.core.display import terminal_safe
+from skillwire.core.errors import FrontmatterError, InvalidSkillUri
+from skillwire.core.frontmatter import parse_skill_md
+from skillwire.core.names import description_problem, name_problem
+from skillwire.core.uri import MAX_URI_LENGTH, canonical_uri
+from skillwire.sources.folder.source import FolderSource
 
 # ------------------------------------------------------------------------------------------- the documented rules
 

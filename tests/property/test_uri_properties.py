@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from skillwire.cache.store import SkillCache
-from skillwire.errors import InvalidSkillUri
-from skillwire.uri import (
+from skillwire.core.errors import InvalidSkillUri
+from skillwire.core.uri import (
     MAX_URI_LENGTH,
     PREFIX,
     _normal_uri_general,

@@ -16,10 +16,10 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from skillwire.errors import DigestMismatch, FrontmatterError, FrontmatterMismatch, SizeMismatch, VerificationError
-from skillwire.frontmatter import parse_skill_md
-from skillwire.host.entry import EntryResource, SkillEntry, parse_entry
-from skillwire.host.verify import verify_bytes, verify_frontmatter
+from skillwire.core.errors import DigestMismatch, FrontmatterError, FrontmatterMismatch, SizeMismatch, VerificationError
+from skillwire.core.frontmatter import parse_skill_md
+from skillwire.core.hosting.entry import EntryResource, SkillEntry, parse_entry
+from skillwire.core.hosting.verify import verify_bytes, verify_frontmatter
 from tests.host import digest_of
 
 

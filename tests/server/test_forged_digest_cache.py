@@ -25,9 +25,9 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
-from skillwire.server.service import SkillService
-from skillwire.sources.filesystem import FolderSource
-from skillwire.sources.folder_cache_layout import SkillRow, Snapshot
+from skillwire.server.skill_service import SkillService
+from skillwire.sources.folder.cache_layout import SkillRow, Snapshot
+from skillwire.sources.folder.source import FolderSource
 from tests.support.digest_cache_file import read_cache, write_cache
 from tests.support.servers import (
     REPO_ROOT,

@@ -16,7 +16,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
 from skillwire import ApproveLoads, Host
-from skillwire.frontmatter import parse_skill_md
+from skillwire.core.frontmatter import parse_skill_md
 from tests.support.generated_server import SECRET
 from tests.support.servers import (
     REPO_ROOT,

@@ -19,10 +19,10 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from skillwire.server import watch
-from skillwire.server.service import SkillService
-from skillwire.sources import folder_watch
-from skillwire.sources.filesystem import FolderSource
+from skillwire.server.skill_service import SkillService
+from skillwire.service import watch
+from skillwire.sources.folder import watch as folder_watch
+from skillwire.sources.folder.source import FolderSource
 from tests.support.servers import (
     INVALID_PARAMS,
     HttpServer,

@@ -12,7 +12,7 @@ import pytest
 from mcp import Client
 
 from skillwire import ApproveLoads, Host
-from skillwire.digest import sha256_digest
+from skillwire.core.digest import sha256_digest
 from tests.support.servers import REQUEST_TIMEOUT_S, all_skills, directory_read, http_server, resources_read
 from tests.support.wheels import build_wheel, fresh_venv, package_files
 

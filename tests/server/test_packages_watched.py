@@ -17,7 +17,7 @@ import anyio
 import pytest
 from mcp import Client, types
 
-from skillwire.digest import sha256_digest
+from skillwire.core.digest import sha256_digest
 from tests.support.polling import eventually
 from tests.support.servers import REQUEST_TIMEOUT_S, all_skills, http_server, resources_read
 from tests.support.wheels import build_wheel, fresh_venv, package_files, pip_install, pip_uninstall

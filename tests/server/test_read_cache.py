@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from skillwire.catalog import Catalog, StampedContent
 from skillwire.cli.main import main
-from skillwire.scopes import Visibility
+from skillwire.core.catalog import Catalog, StampedContent
+from skillwire.core.scopes import Visibility
 from skillwire.server.read_cache import ReadCache
-from skillwire.server.service import ServeOptions, SkillService
+from skillwire.server.skill_service import ServeOptions, SkillService
 from skillwire.sources.digest_cache import RACY_NS
-from skillwire.sources.filesystem import FolderSource
+from skillwire.sources.folder.source import FolderSource
 from tests.sources.contract.cases import skill_md
 
 pytestmark = pytest.mark.anyio

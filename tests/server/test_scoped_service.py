@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from skillwire.catalog import Catalog
 from skillwire.cli.main import main
-from skillwire.scopes import Caller, parse_policy
-from skillwire.server.service import SkillService
-from skillwire.sources.filesystem import FolderSource
+from skillwire.core.catalog import Catalog
+from skillwire.core.scopes import Caller, parse_policy
+from skillwire.server.skill_service import SkillService
+from skillwire.sources.folder.source import FolderSource
 
 pytestmark = pytest.mark.anyio
 

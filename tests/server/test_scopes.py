@@ -31,7 +31,7 @@ from mcp.server.subscriptions import ResourcesListChanged, ResourceUpdated
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
-from skillwire.catalog import encode_cursor
+from skillwire.core.catalog import encode_cursor
 from tests.support.servers import (
     INVALID_PARAMS,
     HttpServer,

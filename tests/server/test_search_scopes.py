@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import anyio
 
-from skillwire.scopes import Caller, Visibility, parse_policy
-from skillwire.search import Document, SearchIndex, SearchView
+from skillwire.core.scopes import Caller, Visibility, parse_policy
+from skillwire.core.search import Document, SearchIndex, SearchView
 from skillwire.server.search_scopes import MAX_VIEWS, VIEW_CATALOGS, ScopedSearch
 
 TEAMS = 100

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from skillwire.server.service import ServeOptions, SkillService
-from skillwire.sources.filesystem import FolderSource
+from skillwire.server.skill_service import ServeOptions, SkillService
+from skillwire.sources.folder.source import FolderSource
 
 pytestmark = pytest.mark.anyio
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from skillwire.catalog import Catalog
-from skillwire.server.service import SkillService
-from skillwire.sources.filesystem import FolderSource
-from skillwire.sources.memory import MemorySource
+from skillwire.core.catalog import Catalog
+from skillwire.server.skill_service import SkillService
+from skillwire.sources.folder.source import FolderSource
+from skillwire.sources.memory.source import MemorySource
 from tests.sources.contract.cases import skill_md
 
 pytestmark = pytest.mark.anyio

@@ -8,10 +8,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from skillwire.server.service import SkillService
+from skillwire.server.skill_service import SkillService
 from skillwire.sources.composite import CompositeSource, Member
-from skillwire.sources.filesystem import FolderSource
-from skillwire.sources.memory import MemorySource
+from skillwire.sources.folder.source import FolderSource
+from skillwire.sources.memory.source import MemorySource
 from skillwire.sources.port import IncrementalSource, RestorableSource, WatchableSource
 from tests.sources.contract.cases import skill_md
 from tests.support.source_makers import write_tree
@@ -107,7 +107,7 @@ async def test_a_watched_prefixed_folder_reaches_the_service(tmp_path: Path) -> 
     """The composite watches its folder member and the rebuild lands under the member's prefix."""
     root = write_tree({"pdf/SKILL.md": skill_md("pdf")}, tmp_path / "skills")
     service = SkillService(CompositeSource([Member(FolderSource([root]), ("team",)), Member(MemorySource({}))]))
-    from skillwire.server.watch import watch_and_rebuild
+    from skillwire.service.watch import watch_and_rebuild
 
     with anyio.fail_after(20):
         async with anyio.create_task_group() as tg:

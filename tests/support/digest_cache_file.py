@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from skillwire.sources.folder_cache_layout import Snapshot, decode, encode
+from skillwire.sources.folder.cache_layout import Snapshot, decode, encode
 
 
 def read_cache(path: Path) -> tuple[dict[str, Any], Snapshot]:

@@ -18,9 +18,9 @@ import sys
 import anyio
 
 from skillwire.server.extension import SkillsExtension
-from skillwire.server.run import bind, build_server, serve_http
-from skillwire.server.service import SkillService
-from skillwire.sources.filesystem import FolderSource
+from skillwire.server.skill_service import SkillService
+from skillwire.service.run import bind, build_server, serve_http
+from skillwire.sources.folder.source import FolderSource
 
 SECRET = "internal-detail-7f3a"
 

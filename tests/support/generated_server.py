@@ -17,7 +17,7 @@ import sys
 import anyio
 
 from skillwire import GeneratedSkill, GeneratedSource, ServeOptions, SkillService, SkillsExtension
-from skillwire.server.run import bind, build_server, serve_http, serve_stdio
+from skillwire.service.run import bind, build_server, serve_http, serve_stdio
 
 SECRET = "postgres://admin:hunter2@db.internal/reports"
 """What the failing generator's exception says: it must never reach a client."""

@@ -59,8 +59,7 @@ from mcp_types import PaginatedRequestParams, ReadResourceRequestParams
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from skillwire.server.run import bind, http_app, serve_http, serve_stdio, url_for
-from skillwire.wire import (
+from skillwire.core.wire import (
     DIRECTORY_READ,
     EXTENSION_ID,
     INVALID_PARAMS,
@@ -72,6 +71,7 @@ from skillwire.wire import (
     SkillsGetParams,
     SkillsListParams,
 )
+from skillwire.service.run import bind, http_app, serve_http, serve_stdio, url_for
 
 TTL_MS: Final = 300_000
 # In an answer written by the command-line server, this text is replaced, as it is sent, by the flood.

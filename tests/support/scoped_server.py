@@ -24,13 +24,13 @@ import uvicorn
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 
-from skillwire.server.catalog_page import catalog_routes
 from skillwire.server.extension import SkillsExtension
-from skillwire.server.run import MCP_PATH, bind, build_server, url_for
-from skillwire.server.scopes_file import PolicyFile
-from skillwire.server.service import ServeOptions, SkillService
-from skillwire.server.watch import LiveReload
-from skillwire.sources.filesystem import FolderSource
+from skillwire.server.skill_service import ServeOptions, SkillService
+from skillwire.service.catalog_page import catalog_routes
+from skillwire.service.run import MCP_PATH, bind, build_server, url_for
+from skillwire.service.scopes_file import PolicyFile
+from skillwire.service.watch import LiveReload
+from skillwire.sources.folder.source import FolderSource
 
 
 class DictTokenVerifier:

@@ -16,10 +16,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from skillwire.sources.filesystem import FolderSource
-from skillwire.sources.git import GitSource
-from skillwire.sources.memory import MemorySource
-from skillwire.sources.packages import PackageSource
+from skillwire.sources.folder.source import FolderSource
+from skillwire.sources.git.source import GitSource
+from skillwire.sources.memory.source import MemorySource
+from skillwire.sources.packages.source import PackageSource
 from skillwire.sources.port import SkillSource
 from tests.support.git_repos import git_commit, git_init
 from tests.support.wheels import build_wheel, package_files

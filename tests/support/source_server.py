@@ -17,8 +17,8 @@ from pathlib import Path
 import anyio
 
 from skillwire import SkillService, SkillsExtension
-from skillwire.server.run import bind, build_server, serve_http
-from skillwire.server.watch import LiveReload
+from skillwire.service.run import bind, build_server, serve_http
+from skillwire.service.watch import LiveReload
 from tests.support.source_makers import MAKERS, read_tree
 
 

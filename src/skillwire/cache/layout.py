@@ -17,7 +17,7 @@ from pathlib import Path
 from urllib.parse import unquote_to_bytes
 
 from skillwire.cache.disk import READ_FLAGS, read_at_most, write_atomic
-from skillwire.errors import InvalidSkillUri
+from skillwire.core.errors import InvalidSkillUri
 
 MAX_COMPONENT = 120  # bytes of an encoded path component before it is hashed (NAME_MAX is usually 255)
 _HASHED = "%~"  # percent-encoding never produces "%~", so hashed names cannot collide with encoded ones

@@ -73,11 +73,11 @@ from skillwire.cache.disk import (
     write_atomic,
 )
 from skillwire.cache.layout import checked_label, component, components, decode_component, remember_segment
-from skillwire.digest import sha256_digest
-from skillwire.errors import SkillwireError
-from skillwire.host.agent_paths import SKILL_DISCOVERY_FOLDERS, SKILLS_FOLDER
-from skillwire.host.entry import EntryResource
-from skillwire.host.verify import verify_bytes
+from skillwire.core.digest import sha256_digest
+from skillwire.core.errors import SkillwireError
+from skillwire.core.hosting.agent_paths import SKILL_DISCOVERY_FOLDERS, SKILLS_FOLDER
+from skillwire.core.hosting.entry import EntryResource
+from skillwire.core.hosting.verify import verify_bytes
 
 #: Agent folders whose `skills` subfolder is a filesystem-skill discovery path (one list: `host.agent_paths`).
 AGENT_FOLDERS = SKILL_DISCOVERY_FOLDERS

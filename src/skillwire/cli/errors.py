@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from skillwire.catalog import Catalog
+    from skillwire.core.catalog import Catalog
 
 __all__ = ["CliError", "UsageError", "nothing_found"]
 

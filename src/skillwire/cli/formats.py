@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol, TextIO
 
 from skillwire.cli.output import say, say_json
-from skillwire.display import terminal_safe
+from skillwire.core.display import terminal_safe
 
 __all__ = ["FORMATS", "Annotation", "Level", "Report", "add_format_option", "emit", "github_command", "repo_path"]
 

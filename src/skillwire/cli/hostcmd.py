@@ -18,13 +18,19 @@ from skillwire.cli.errors import UsageError
 from skillwire.cli.formats import Annotation, emit
 from skillwire.cli.inspect import headers_from, limits_from, refuse_bare_address
 from skillwire.cli.output import err, say
-from skillwire.display import terminal_safe
-from skillwire.errors import SkillwireError
-from skillwire.host.approvals import ApprovalPrompt, ApprovalStore, ApproveLoads, JsonApprovalStore, MemoryApprovalStore
+from skillwire.core.display import terminal_safe
+from skillwire.core.errors import SkillwireError
+from skillwire.core.hosting.approvals import (
+    ApprovalPrompt,
+    ApprovalStore,
+    ApproveLoads,
+    JsonApprovalStore,
+    MemoryApprovalStore,
+)
+from skillwire.core.hosting.registry import LOCAL_ORIGIN, check_label
+from skillwire.core.hosting.results import CatalogItem, IncompleteListing
 from skillwire.host.host import Host
 from skillwire.host.prompt import TerminalPrompt
-from skillwire.host.registry import LOCAL_ORIGIN, check_label
-from skillwire.host.results import CatalogItem, IncompleteListing
 
 
 def run_host(args: argparse.Namespace) -> int:

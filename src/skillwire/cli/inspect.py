@@ -29,11 +29,11 @@ from skillwire.cli.formats import Annotation, emit
 from skillwire.cli.output import err, say
 from skillwire.client.credentials import first_token, parse_header
 from skillwire.client.session import DEFAULT_TIMEOUT_S, SkillsClient
-from skillwire.display import clip, terminal_safe
-from skillwire.errors import SkillwireError, VerificationError
-from skillwire.host.entry import SkillEntry
-from skillwire.host.limits import DEFAULT_LIMITS, ClientLimits
-from skillwire.host.verify import verify_bytes, verify_frontmatter
+from skillwire.core.display import clip, terminal_safe
+from skillwire.core.errors import SkillwireError, VerificationError
+from skillwire.core.hosting.entry import SkillEntry
+from skillwire.core.hosting.limits import DEFAULT_LIMITS, ClientLimits
+from skillwire.core.hosting.verify import verify_bytes, verify_frontmatter
 
 __all__ = [
     "Failure",

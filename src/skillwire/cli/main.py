@@ -36,7 +36,7 @@ from skillwire.cli.errors import CliError
 from skillwire.cli.formats import Annotation, github_command
 from skillwire.cli.output import PROG, JsonFormatter, SafeFormatter, err, say
 from skillwire.cli.source_options import add_serve, add_validate
-from skillwire.errors import AuthenticationRequired, SkillwireError
+from skillwire.core.errors import AuthenticationRequired, SkillwireError
 
 HOW_TO_SEND_A_TOKEN = "; pass it with --token-file FILE or --header 'Authorization: Bearer TOKEN'"
 
@@ -56,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     # The serve summary already lists every refusal; the library's count line would repeat it. (Only that
     # module: a digest cache that is ignored, and why, is said at the default level.)
-    sources_log = logging.getLogger("skillwire.sources.filesystem")
+    sources_log = logging.getLogger("skillwire.sources.folder.source")
     previous_level = sources_log.level
     if not (args.verbose or args.debug):
         sources_log.setLevel(logging.ERROR)

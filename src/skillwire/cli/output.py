@@ -1,4 +1,4 @@
-"""Every line the command line shows a person goes through here, made terminal safe (`skillwire.display`).
+"""Every line the command line shows a person goes through here, made terminal safe (`skillwire.core.display`).
 
 Commands call `say` / `err` instead of `print`, so a name chosen by a server or a file name on disk can
 never move the cursor, retitle the window or write the clipboard. Our own styling (colour) is added
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final, TextIO
 
-from skillwire.display import json_for_terminal, terminal_safe
+from skillwire.core.display import json_for_terminal, terminal_safe
 
 __all__ = ["JsonFormatter", "SafeFormatter", "Styled", "Terminal", "err", "say", "say_json"]
 

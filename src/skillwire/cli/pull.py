@@ -7,9 +7,9 @@ new or empty, and may not lie in an agent's skill discovery folder (`.claude/ski
 other agent-configuration folder unless `--force`: a pulled skill is content from a server, not a
 skill the user installed. For the same reason a file the skill lists that would land at an agent
 configuration path inside DEST (`.claude/settings.json`, `CLAUDE.md`, `x/.agents/skills/...`: the
-list is `skillwire.host.agent_paths`) is refused without `--force`, one line per file, and a file
+list is `skillwire.core.hosting.agent_paths`) is refused without `--force`, one line per file, and a file
 name holding control, bidi or zero-width characters is refused always. So is a file a common tool runs or
-trusts on entering a folder (`.git/`, `.hg/`, `.envrc`, `.vscode/`: the list is `skillwire.host.pull_rules`):
+trusts on entering a folder (`.git/`, `.hg/`, `.envrc`, `.vscode/`: the list is `skillwire.core.hosting.pull_rules`):
 `--force` is about the user's own folders, never a reason to trust what a server sends. A name too long for
 any disk is refused before anything is read, and a disk that fails the write (full, read-only, path too long)
 is one line, with nothing of the skill left behind. `.skillwire-provenance.json` records where the bytes came from.
@@ -39,16 +39,16 @@ from skillwire.cli.formats import Annotation, emit
 from skillwire.cli.inspect import call_server, connect_within, headers_from, server_target, verify_entry
 from skillwire.cli.output import say
 from skillwire.client.session import DEFAULT_TIMEOUT_S
-from skillwire.errors import SkillwireError
-from skillwire.host.agent_paths import (
+from skillwire.core.errors import SkillwireError
+from skillwire.core.hosting.agent_paths import (
     SKILL_DISCOVERY_FOLDERS,
     SKILLS_FOLDER,
     agent_config_match,
     disk_key,
     name_problem_chars,
 )
-from skillwire.host.entry import SkillEntry
-from skillwire.host.pull_rules import (
+from skillwire.core.hosting.entry import SkillEntry
+from skillwire.core.hosting.pull_rules import (
     FIXES,
     MAX_NAME_BYTES,
     NAME_TOO_LONG,

@@ -12,13 +12,13 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from skillwire.catalog import Catalog, Refusal
 from skillwire.cli.errors import CliError, UsageError, nothing_found
 from skillwire.cli.formats import emit
 from skillwire.cli.output import PROG, err, say
+from skillwire.core.catalog import Catalog, Refusal
 
 if TYPE_CHECKING:
-    from skillwire.server.auth import AuthConfig
+    from skillwire.service.auth import AuthConfig
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -27,11 +27,11 @@ def run_serve(args: argparse.Namespace) -> int:
 
     from skillwire.cli.progress import ProgressBar
     from skillwire.server.extension import SkillsExtension
-    from skillwire.server.guard import HostPolicy, bind_refusal
-    from skillwire.server.limits import ServeLimits
-    from skillwire.server.run import MCP_PATH, bind, build_server, serve_http, serve_stdio, url_for
-    from skillwire.server.service import ServeOptions, SkillService
-    from skillwire.server.watch import LiveReload
+    from skillwire.server.skill_service import ServeOptions, SkillService
+    from skillwire.service.guard import HostPolicy, bind_refusal
+    from skillwire.service.limits import ServeLimits
+    from skillwire.service.run import MCP_PATH, bind, build_server, serve_http, serve_stdio, url_for
+    from skillwire.service.watch import LiveReload
     from skillwire.sources.spec import SourceOptions, SpecError, open_sources
 
     try:
@@ -54,7 +54,7 @@ def run_serve(args: argparse.Namespace) -> int:
         raise UsageError("--rollout-plan applies to --http only (it switches replicas behind a balancer together)")
     callers = None
     if args.scopes is not None:  # a bad policy is reported before scanning, as the only line
-        from skillwire.server.scopes_file import PolicyFile
+        from skillwire.service.scopes_file import PolicyFile
 
         callers = PolicyFile.load(args.scopes)
     if address is not None:
@@ -140,7 +140,7 @@ def run_serve(args: argparse.Namespace) -> int:
         if args.rollout_plan is None:
             await serving_http()
             return
-        from skillwire.server.rollout import follow_plan
+        from skillwire.service.rollout import follow_plan
 
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(follow_plan, extension.service, args.rollout_plan)
@@ -168,9 +168,9 @@ def run_serve(args: argparse.Namespace) -> int:
 
 def _planned(source: Any, plan: str) -> Any:
     """The git source to start from under rollout plan `plan` (`server/rollout.py`); UsageError if it cannot be."""
-    from skillwire.errors import SourceError
-    from skillwire.server.rollout import BadPlan, planned_source
-    from skillwire.sources.git import GitSource
+    from skillwire.core.errors import SourceError
+    from skillwire.service.rollout import BadPlan, planned_source
+    from skillwire.sources.git.source import GitSource
 
     if not isinstance(source, GitSource):
         raise UsageError("--rollout-plan needs exactly one git:PATH@REF source (a plan names one of its commits)")
@@ -184,7 +184,7 @@ def _planned(source: Any, plan: str) -> Any:
 
 def _auth_config(args: argparse.Namespace, *, resource: str) -> AuthConfig | None:
     """Who may call, from --auth-issuer / --token-file / --required-scope (None: no authentication asked for)."""
-    from skillwire.server.auth import AuthConfig
+    from skillwire.service.auth import AuthConfig
 
     if args.auth_issuer is None and args.token_file is None:
         if args.required_scope:

@@ -128,7 +128,7 @@ def add_validate(sub: argparse._SubParsersAction[argparse.ArgumentParser], commo
 
 def _network_options(serve: argparse.ArgumentParser) -> None:
     """--http's exposure and resource bounds (defaults fit a 2-core machine; see server/limits.py)."""
-    from skillwire.server import limits
+    from skillwire.service import limits
 
     net = serve.add_argument_group("HTTP exposure and limits")
     net.add_argument(
@@ -237,7 +237,7 @@ def _network_options(serve: argparse.ArgumentParser) -> None:
 
 
 def _replica_name(text: str) -> str:
-    from skillwire.server.replica import check_replica_name
+    from skillwire.service.replica import check_replica_name
 
     try:
         return check_replica_name(text)

@@ -2,7 +2,7 @@
 
 SOURCE is anything `skillwire serve` takes (`sources.spec`: a folder, KIND:TARGET, PREFIX=SOURCE). Refusals come
 from the source's own scan, the very code `skillwire serve` runs (every source builds skills with the core rules
-of `skill_rules`); warnings come from `skillwire.lint`, on SKILL.md bytes read through the catalog. For folders,
+of `skill_rules`); warnings come from `skillwire.core.lint`, on SKILL.md bytes read through the catalog. For folders,
 files a skill's folder holds but the server leaves out are reported too. Exit status: 0 when nothing would be
 refused (warnings alone are fine), 1 when something would be, 2 for usage errors.
 
@@ -25,14 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from skillwire.catalog import Catalog, FileContent
 from skillwire.cli.errors import UsageError, nothing_found
 from skillwire.cli.formats import Annotation, Level, emit, repo_path
 from skillwire.cli.output import Styled, Terminal
-from skillwire.fixes import FIXES
-from skillwire.lint import LintWarning, lint_skill_md
-from skillwire.skill_rules import shown_name
-from skillwire.sources.filesystem import FolderFile
+from skillwire.core.catalog import Catalog, FileContent
+from skillwire.core.fixes import FIXES
+from skillwire.core.lint import LintWarning, lint_skill_md
+from skillwire.core.skill_rules import shown_name
+from skillwire.sources.folder.source import FolderFile
 from skillwire.sources.ignore import IGNORE_FILE
 from skillwire.sources.safe_open import read_regular
 from skillwire.sources.spec import SourceOptions, SpecError, open_sources, parse_spec

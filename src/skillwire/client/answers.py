@@ -18,9 +18,9 @@ from typing import Any, Literal
 from mcp_types import BlobResourceContents, PaginatedRequestParams, Request, Result, TextResourceContents
 from pydantic import ConfigDict, ValidationError
 
-from skillwire.errors import SkillwireError
-from skillwire.mime import DIRECTORY_MIME_TYPE
-from skillwire.wire import RESOURCES_READ, SkillsGetParams
+from skillwire.core.errors import SkillwireError
+from skillwire.core.mime import DIRECTORY_MIME_TYPE
+from skillwire.core.wire import RESOURCES_READ, SkillsGetParams
 
 
 class UnexpectedResponse(SkillwireError):

@@ -47,7 +47,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 from mcp.shared.message import SessionMessage
 
-from skillwire.host.limits import ClientLimits
+from skillwire.core.hosting.limits import ClientLimits
 
 logger = logging.getLogger(__name__)
 

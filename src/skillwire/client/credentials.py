@@ -25,7 +25,7 @@ from mcp.client.auth.utils import (
     extract_resource_metadata_from_www_auth,
 )
 
-from skillwire.errors import AuthenticationRequired, SkillwireError
+from skillwire.core.errors import AuthenticationRequired, SkillwireError
 
 __all__ = ["authentication_required", "first_token", "parse_header"]
 

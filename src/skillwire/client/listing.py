@@ -20,10 +20,10 @@ from anyio.abc import TaskGroup
 
 from skillwire.client.answers import SkillsListResult, UnexpectedResponse
 from skillwire.client.paging import Progress
-from skillwire.errors import ResponseTooLarge
-from skillwire.host.entry import InvalidEntry, SkillEntry, parse_entry
-from skillwire.host.limits import ClientLimits
-from skillwire.wire import SKILLS_LIST
+from skillwire.core.errors import ResponseTooLarge
+from skillwire.core.hosting.entry import InvalidEntry, SkillEntry, parse_entry
+from skillwire.core.hosting.limits import ClientLimits
+from skillwire.core.wire import SKILLS_LIST
 
 _CHECKED_AT_ONCE = 10  # listing entries checked between two turns of the event loop (about 0.3 ms)
 

@@ -15,7 +15,7 @@ entry and byte caps. No clock is read here: the walk hands in the times.
 
 from __future__ import annotations
 
-from skillwire.host.limits import ClientLimits
+from skillwire.core.hosting.limits import ClientLimits
 
 
 class Progress:

@@ -8,7 +8,7 @@ Skill Content (plain `resources/read`) and Reading Directories. This module
 holds the connection and what was negotiated on it, and sends the requests; the
 answers' shapes are checked in `answers.py`, the skills/list walk (an invalid
 entry dropped with its reason, the rest still usable) is `listing.py`. Digests
-are not verified here (that is `skillwire.host.verify`, against a held entry).
+are not verified here (that is `skillwire.core.hosting.verify`, against a held entry).
 
     async with SkillsClient.connect("http://127.0.0.1:8000/mcp") as skills:
         listing = await skills.list_entries()
@@ -53,11 +53,11 @@ from skillwire.client.bounded import ResponseMeter, bounded_http_client, bounded
 from skillwire.client.credentials import authentication_required
 from skillwire.client.listing import Listing, walk_listing
 from skillwire.client.paging import Progress
-from skillwire.errors import ResponseTooLarge, SkillwireError
-from skillwire.host.entry import InvalidEntry, SkillEntry, parse_entry
-from skillwire.host.limits import DEFAULT_LIMITS, ClientLimits
-from skillwire.uri import same_uri
-from skillwire.wire import DIRECTORY_READ, EXTENSION_ID, RESOURCES_READ, SKILLS_GET, SkillsGetParams
+from skillwire.core.errors import ResponseTooLarge, SkillwireError
+from skillwire.core.hosting.entry import InvalidEntry, SkillEntry, parse_entry
+from skillwire.core.hosting.limits import DEFAULT_LIMITS, ClientLimits
+from skillwire.core.uri import same_uri
+from skillwire.core.wire import DIRECTORY_READ, EXTENSION_ID, RESOURCES_READ, SKILLS_GET, SkillsGetParams
 
 logger = logging.getLogger(__name__)
 

@@ -26,11 +26,11 @@ from anyio.abc import TaskGroup, TaskStatus
 from mcp.shared.exceptions import MCPError
 
 from skillwire.client.session import SkillsClient, Target
-from skillwire.errors import AuthenticationRequired
-from skillwire.host.entry import InvalidEntry, SkillEntry
-from skillwire.host.limits import ClientLimits
-from skillwire.host.results import HostError, IncompleteListing, ReadFailed, ServerProblem
-from skillwire.host.window import DirectoryItem
+from skillwire.core.errors import AuthenticationRequired
+from skillwire.core.hosting.entry import InvalidEntry, SkillEntry
+from skillwire.core.hosting.limits import ClientLimits
+from skillwire.core.hosting.results import HostError, IncompleteListing, ReadFailed, ServerProblem
+from skillwire.core.hosting.window import DirectoryItem
 
 logger = logging.getLogger(__name__)
 

@@ -31,8 +31,8 @@ from mcp.shared.exceptions import MCPError
 
 from skillwire.cache.store import SkillCache
 from skillwire.client.session import DEFAULT_TIMEOUT_S, SkillsClient, Target
-from skillwire.errors import UnlistedResource
-from skillwire.host.approvals import (
+from skillwire.core.errors import UnlistedResource
+from skillwire.core.hosting.approvals import (
     Approval,
     ApprovalPrompt,
     ApprovalStore,
@@ -46,14 +46,12 @@ from skillwire.host.approvals import (
     diff_content,
     requested_grants,
 )
-from skillwire.host.catalog_text import CONVERSATION_CHARS, SHORTEST_LINE, catalog_text
-from skillwire.host.connections import Connections, collector_paused
-from skillwire.host.entry import SkillEntry
-from skillwire.host.limits import DEFAULT_LIMITS, ClientLimits
-from skillwire.host.policy import declined_reason, effective_frontmatter, origin_tag, tag_for_model
-from skillwire.host.reads import Once, Reads
-from skillwire.host.registry import LocalSkill, RegisteredSkill, Registry, SkillKey, UnknownSkill, check_label
-from skillwire.host.results import (
+from skillwire.core.hosting.catalog_text import CONVERSATION_CHARS, SHORTEST_LINE, catalog_text
+from skillwire.core.hosting.entry import SkillEntry
+from skillwire.core.hosting.limits import DEFAULT_LIMITS, ClientLimits
+from skillwire.core.hosting.policy import declined_reason, effective_frontmatter, origin_tag, tag_for_model
+from skillwire.core.hosting.registry import LocalSkill, RegisteredSkill, Registry, SkillKey, UnknownSkill, check_label
+from skillwire.core.hosting.results import (
     ApprovalDenied,
     CatalogItem,
     HostError,
@@ -65,8 +63,10 @@ from skillwire.host.results import (
     SkillChanged,
     SkillDeclined,
 )
-from skillwire.host.verify import verify_frontmatter
-from skillwire.host.window import ActingWindow, DirectoryItem, OutsideSkill
+from skillwire.core.hosting.verify import verify_frontmatter
+from skillwire.core.hosting.window import ActingWindow, DirectoryItem, OutsideSkill
+from skillwire.host.connections import Connections, collector_paused
+from skillwire.host.reads import Once, Reads
 
 __all__ = [
     "ApprovalDenied",
@@ -213,7 +213,7 @@ class Host:
     def search(self, query: str, limit: int = 10) -> tuple[CatalogItem, ...]:
         """The `limit` skills of every server and of the host's own most relevant to `query`, best first.
 
-        Ranked from listing data only (name, description, other frontmatter text, path; `skillwire.search`): nothing
+        Ranked from listing data only (name, description, other frontmatter text, path; `core.search`): nothing
         is fetched to search. The index follows each listing as it changes.
         """
         return tuple(self._item(skill) for skill in self.registry.search(query, limit))

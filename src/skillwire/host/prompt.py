@@ -17,14 +17,14 @@ from typing import TextIO
 
 import anyio.to_thread
 
-from skillwire.display import clip, terminal_safe
-from skillwire.host.approvals import (
+from skillwire.core.display import clip, terminal_safe
+from skillwire.core.hosting.approvals import (
     CrossOriginReadRequest,
     ExecutionRequest,
     SkillApprovalDecision,
     SkillApprovalRequest,
 )
-from skillwire.host.policy import origin_tag
+from skillwire.core.hosting.policy import origin_tag
 
 _SHOWN_LINES = 200  # lines of SKILL.md shown before approval; a longer file is cut, and says so
 _SHOWN_WIDTH = 400  # characters of one such line

@@ -14,18 +14,18 @@ from collections.abc import Awaitable, Callable
 from mcp.shared.exceptions import MCPError
 
 from skillwire.cache.store import SkillCache
-from skillwire.errors import ResponseTooLarge, SkillwireError, VerificationError
-from skillwire.host.approvals import ApprovalStore, ContentChange, NeedsApproval, check, diff_content
+from skillwire.core.errors import ResponseTooLarge, SkillwireError, VerificationError
+from skillwire.core.hosting.approvals import ApprovalStore, ContentChange, NeedsApproval, check, diff_content
+from skillwire.core.hosting.entry import EntryResource, SkillEntry
+from skillwire.core.hosting.limits import ClientLimits
+from skillwire.core.hosting.policy import origin_tag
+from skillwire.core.hosting.registry import Registry, SkillKey
+from skillwire.core.hosting.results import ReadFailed, SkillChanged, SkillDeclined
+from skillwire.core.hosting.verify import verify_bytes, verify_frontmatter
+from skillwire.core.hosting.window import ActingWindow
+from skillwire.core.manifest import MAX_TOTAL_BYTES
+from skillwire.core.uri import same_uri
 from skillwire.host.connections import Connection, Connections
-from skillwire.host.entry import EntryResource, SkillEntry
-from skillwire.host.limits import ClientLimits
-from skillwire.host.policy import origin_tag
-from skillwire.host.registry import Registry, SkillKey
-from skillwire.host.results import ReadFailed, SkillChanged, SkillDeclined
-from skillwire.host.verify import verify_bytes, verify_frontmatter
-from skillwire.host.window import ActingWindow
-from skillwire.manifest import MAX_TOTAL_BYTES
-from skillwire.uri import same_uri
 
 logger = logging.getLogger(__name__)
 

@@ -20,11 +20,11 @@ from typing import Any
 
 from mcp.shared.exceptions import MCPError
 
-from skillwire.errors import SkillwireError
-from skillwire.host.catalog_text import origin_label
+from skillwire.core.errors import SkillwireError
+from skillwire.core.hosting.catalog_text import origin_label
+from skillwire.core.hosting.policy import display_text
+from skillwire.core.hosting.results import CatalogItem
 from skillwire.host.host import Host
-from skillwire.host.policy import display_text
-from skillwire.host.results import CatalogItem
 
 ToolCall = Callable[[Mapping[str, Any]], Awaitable[str]]
 

@@ -15,3 +15,6 @@ DEFAULT_PAGE_SIZE = 100
 DEFAULT_TTL_MS = 300_000
 DEFAULT_CACHE_SCOPE: CacheScope = "public"
 DEFAULT_READ_CACHE_BYTES = 64 * 1024 * 1024  # verified contents of hot files kept in memory (`read_cache.py`)
+LARGE_READ_BYTES = 1024 * 1024
+"""Files at least this large are read afresh (not kept by `read_cache.py`) and share one read budget, smaller ones
+another (`service/budget.py`)."""

@@ -31,10 +31,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from skillwire.scopes import CallerResolver, Visibility
-from skillwire.server.service import ServeOptions, SkillService
-from skillwire.sources.filesystem import FolderSource
-from skillwire.wire import (
+from skillwire.core.scopes import CallerResolver, Visibility
+from skillwire.core.wire import (
     DIRECTORY_READ,
     EXTENSION_ID,
     INTERNAL_ERROR,
@@ -47,6 +45,8 @@ from skillwire.wire import (
     SkillsGetParams,
     SkillsListParams,
 )
+from skillwire.server.skill_service import ServeOptions, SkillService
+from skillwire.sources.folder.source import FolderSource
 
 # resources/read and resources/list for skill:// URIs are routed to these methods so
 # that the SDK's own pipeline shapes their results (resultType, serverInfo stamp).

@@ -26,9 +26,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from skillwire.catalog import Catalog, StampedContent
-from skillwire.server.defaults import DEFAULT_READ_CACHE_BYTES
-from skillwire.server.limits import LARGE_READ_BYTES
+from skillwire.core.catalog import Catalog, StampedContent
+from skillwire.server.defaults import DEFAULT_READ_CACHE_BYTES, LARGE_READ_BYTES
 
 _ENTRY_OVERHEAD = 256  # bytes an entry costs besides its text (the key, the record, the dictionary slot)
 

@@ -36,8 +36,8 @@ from collections.abc import Callable, Hashable
 
 import anyio
 
-from skillwire.scopes import Visibility
-from skillwire.search import SearchIndex, SearchView
+from skillwire.core.scopes import Visibility
+from skillwire.core.search import SearchIndex, SearchView
 
 MAX_VIEWS = 64  # distinct visible sets ranked at once
 VIEW_CATALOGS = 4  # skills all views hold together, in catalogs' worth

@@ -1,6 +1,6 @@
 """`serve --search-tool`: an MCP tool `search_skills` for hosts without their own search, and `--instructions auto`.
 
-The tool ranks the served skills for a few words (`skillwire.search` over each skill's name, description, other
+The tool ranks the served skills for a few words (`skillwire.core.search` over each skill's name, description, other
 frontmatter text and path) and returns their SKILL.md URIs with name, description and score. The index follows the
 catalog: each new snapshot re-indexes only the skills whose listing text changed. With scopes, a caller is shown
 only skills its scope allows, exactly as `skills/list` would (a hidden skill is never named), ranked over those
@@ -28,13 +28,13 @@ from mcp_types import (
     Tool,
 )
 
-from skillwire.catalog import Catalog
-from skillwire.manifest import Skill
-from skillwire.scopes import Visibility
-from skillwire.search import SearchHit, SearchIndex, skill_document
+from skillwire.core.catalog import Catalog
+from skillwire.core.manifest import Skill
+from skillwire.core.scopes import Visibility
+from skillwire.core.search import SearchHit, SearchIndex, skill_document
+from skillwire.core.wire import INVALID_PARAMS
 from skillwire.server.extension import SkillsExtension
 from skillwire.server.search_scopes import ScopedSearch
-from skillwire.wire import INVALID_PARAMS
 
 TOOL_NAME = "search_skills"
 DEFAULT_LIMIT = 10

@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 import anyio
 from anyio.abc import TaskStatus
 
-from skillwire.catalog import Catalog, FileContent, Refusal
-from skillwire.manifest import Skill, SkillFile
-from skillwire.names import is_reg_name
-from skillwire.skill_rules import file_uris, manifest_order
+from skillwire.core.catalog import Catalog, FileContent, Refusal
+from skillwire.core.manifest import Skill, SkillFile
+from skillwire.core.names import is_reg_name
+from skillwire.core.skill_rules import file_uris, manifest_order
+from skillwire.core.uri import PREFIX, directory_uri, enclosing_skill_uris
 from skillwire.sources.port import (
     DEFAULT_PACE,
     IncrementalSource,
@@ -32,7 +33,6 @@ from skillwire.sources.port import (
     WatchableSource,
     WatchPace,
 )
-from skillwire.uri import PREFIX, directory_uri, enclosing_skill_uris
 
 __all__ = ["CompositeSource", "Member", "prefix_problem"]
 

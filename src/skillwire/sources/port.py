@@ -3,7 +3,7 @@
 A source turns skills kept somewhere (a folder, a git commit, installed packages, memory) into an immutable
 `Catalog`: the skills it serves and what it refused, each served file carrying a `FileContent` that reads its
 bytes back. The server (`SkillService`) knows sources only through these Protocols; it does no I/O of its own.
-Every source builds skills with the same rules (`skillwire.skill_rules.skill_or_refusal`), so the same files give
+Every source builds skills with the same rules (`skillwire.core.skill_rules.skill_or_refusal`), so the same files give
 the same skills and refusals wherever they come from.
 
 Optional abilities are Protocols of their own, declared by the sources that have them (a class lists them as bases)
@@ -26,7 +26,7 @@ from typing import Protocol, runtime_checkable
 
 from anyio.abc import TaskStatus
 
-from skillwire.catalog import Catalog, FileContent, Refusal, ServedFile
+from skillwire.core.catalog import Catalog, FileContent, Refusal, ServedFile
 
 __all__ = [
     "DEFAULT_DEBOUNCE_MS",

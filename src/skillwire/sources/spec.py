@@ -21,10 +21,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from skillwire.errors import SkillwireError
+from skillwire.core.errors import SkillwireError
 from skillwire.sources.composite import CompositeSource, Member, prefix_problem
-from skillwire.sources.filesystem import FolderSource, Progress
-from skillwire.sources.packages import PackageSource
+from skillwire.sources.folder.source import FolderSource, Progress
+from skillwire.sources.packages.source import PackageSource
 from skillwire.sources.port import SkillSource
 
 __all__ = ["KINDS", "SourceOptions", "SourceSpec", "SpecError", "open_sources", "parse_spec"]
@@ -80,8 +80,8 @@ def _packages(target: str, options: SourceOptions) -> SkillSource:
 def _git(target: str, options: SourceOptions) -> SkillSource:
     """`git:PATH@REF`: REF after the last `@` (a branch, tag or commit; HEAD without one). Blob digests are kept
     beside the folder digest cache (`FILE.git-blobs`) when there is one."""
-    from skillwire.errors import SourceError
-    from skillwire.sources.git import GitSource  # pygit2 is loaded only when a git source is asked for
+    from skillwire.core.errors import SourceError
+    from skillwire.sources.git.source import GitSource  # pygit2 is loaded only when a git source is asked for
 
     path, at, ref = target.rpartition("@")
     if not at:

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from skillwire.catalog import Catalog
-from skillwire.digest import sha256_digest
-from skillwire.mime import DIRECTORY_MIME_TYPE
+from skillwire.core.catalog import Catalog
+from skillwire.core.digest import sha256_digest
+from skillwire.core.mime import DIRECTORY_MIME_TYPE
 from skillwire.sources.port import SkillSource
 from tests.sources.contract.cases import CASES
 from tests.support.source_makers import MAKERS, Made

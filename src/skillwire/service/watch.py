@@ -1,0 +1,383 @@
+"""Hot reload: watch a source, rebuild the catalog, and tell connected clients what changed.
+
+`watch_and_rebuild` lets the source follow its own changes (`WatchableSource`) and calls
+`SkillService.rebuild()` after each burst of them. `ChangeNotifier` sends
+`notifications/resources/list_changed` when a rebuild changed what is served:
+to handshake-era sessions on their standalone channel, and to 2026-07-28
+clients on the `subscriptions/listen` streams they opened (plus
+`notifications/resources/updated` for each changed or removed file URI, since
+serving `subscriptions/listen` makes the SDK declare `resources.subscribe`).
+With a scopes policy (`callers`), each client is told only about changes to what
+it can see, and never a URI it cannot see.
+Without a watcher, SIGHUP (`rescan_on_sighup`) or `await service.rebuild()` rescans.
+
+    live = LiveReload(extension.service)
+    live.install(server)
+    async with live.running(): await serve(server)
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+from anyio.abc import TaskStatus
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.session import ServerSession
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    ResourcesListChanged,
+    ResourceUpdated,
+    ServerEvent,
+)
+from mcp_types import SubscriptionsListenRequestParams
+
+from skillwire.core.catalog import Catalog
+from skillwire.core.scopes import Caller, CallerResolver, ScopePolicy, Visibility
+from skillwire.server.skill_service import Listing, SkillService
+from skillwire.service.limits import DEFAULT_MAX_LISTEN_STREAMS, DEFAULT_MAX_LISTEN_STREAMS_PER_CALLER
+from skillwire.service.listen_limits import GuardedListen, ListenSlots
+from skillwire.sources.port import DEFAULT_DEBOUNCE_MS, DEFAULT_STEP_MS, WatchableSource, WatchPace
+
+logger = logging.getLogger(__name__)
+
+_SEND_TIMEOUT_S = 5.0  # a handshake-era client that stops reading must not stall everyone else's notification
+MAX_REMEMBERED_SESSIONS = 1_024
+LISTEN_METHOD = "subscriptions/listen"
+
+
+async def watch_and_rebuild(
+    service: SkillService,
+    *,
+    debounce_ms: int = DEFAULT_DEBOUNCE_MS,
+    step_ms: int = DEFAULT_STEP_MS,
+    task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+) -> None:
+    """Rebuild `service`'s catalog whenever its source says it changed; runs until cancelled.
+
+    The source follows its own changes (`WatchableSource`: a folder's files, a git branch), gathering a burst
+    (changes closer together than `step_ms`, for at most `debounce_ms`) into one rebuild; each rebuild
+    re-indexes only what changed when the source says where. A failed rebuild is logged and the previous
+    catalog kept. TypeError if the source cannot be watched.
+    """
+    source = service.source
+    if not isinstance(source, WatchableSource):
+        raise TypeError(f"cannot watch {source.label}: it does not follow its own changes")
+
+    async def rebuild(places: Sequence[str] | None) -> None:
+        await _rebuild(service, None if places is None else list(places))
+
+    await source.watch(rebuild, pace=WatchPace(debounce_ms, step_ms), task_status=task_status)
+
+
+async def rescan_on_sighup(service: SkillService, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+    """Rebuild `service`'s catalog on each SIGHUP (POSIX; elsewhere this only reports started)."""
+    if not hasattr(signal, "SIGHUP"):
+        task_status.started()
+        return
+    with anyio.open_signal_receiver(signal.SIGHUP) as signals:
+        task_status.started()
+        async for _ in signals:
+            logger.info("SIGHUP: rescanning")
+            await _rebuild(service)
+
+
+async def _rebuild(service: SkillService, paths: list[str] | None = None) -> None:
+    """Rescan (or, given the changed `paths`, re-index only what they touch); never raises."""
+    try:
+        await service.rebuild(paths=paths)
+    except Exception:  # a bad rebuild keeps the previous snapshot; the next change tries again
+        logger.exception("rebuilding the catalog failed; still serving the previous one")
+
+
+# -- telling clients ---------------------------------------------------------------------------------------------------
+
+
+def _changed_files(before: Listing, after: Listing) -> tuple[bool, list[str]]:
+    """Whether what clients can observe differs between two catalogs, and the file URIs of `before` that
+    changed or went away. A skill object shared by both (a rebuild keeps unchanged skills) is skipped unread."""
+    old, new = set(before.skill_uris), set(after.skill_uris)
+    differs = old != new
+    gone: dict[str, str] = {}
+    kept: dict[str, str] = {}
+    for uri in old | new:
+        a = before.skill(uri) if uri in old else None
+        b = after.skill(uri) if uri in new else None
+        if a is b:
+            continue
+        if a is not None:
+            gone.update((f.uri, f.digest) for f in a.files)
+        if b is not None:
+            kept.update((f.uri, f.digest) for f in b.files)
+        differs = differs or a is None or b is None or a.to_entry() != b.to_entry()
+    return differs, sorted(uri for uri, digest in gone.items() if kept.get(uri) != digest)
+
+
+class ChangeNotifier:
+    """Sends `notifications/resources/list_changed` to connected clients after the catalog changed.
+
+    Handshake-era sessions are remembered from their `initialize` request (the SDK
+    keeps no registry of connections; a request's `ctx.session` reaches its
+    connection's standalone channel, so it still works after the request) and get
+    the notification on that channel; `initialize` results declare
+    `resources.listChanged`. At most `MAX_REMEMBERED_SESSIONS` are kept, oldest
+    dropped first: the SDK does not say when a connection closes, and a send to a
+    closed one is dropped silently. 2026-07-28 clients get it on the
+    `subscriptions/listen` streams they open (the SDK's `ListenHandler`, which also
+    makes the SDK declare `listChanged` at that era).
+    """
+
+    def __init__(
+        self,
+        service: SkillService,
+        *,
+        callers: CallerResolver | None = None,
+        max_listen_streams: int = DEFAULT_MAX_LISTEN_STREAMS,
+        max_listen_streams_per_caller: int = DEFAULT_MAX_LISTEN_STREAMS_PER_CALLER,
+    ) -> None:
+        self.service = service
+        self.callers = callers
+        self.bus: InMemorySubscriptionBus | _CallerBus = (
+            InMemorySubscriptionBus() if callers is None else _CallerBus(callers)
+        )
+        # Beyond the cap a listen request is refused before it is acknowledged (the SDK's ListenHandler); over
+        # HTTP `slots` refuses first, per caller too, and ends streams whose token expired or was revoked.
+        self.listen = ListenHandler(self.bus, max_subscriptions=max_listen_streams)
+        self.slots = ListenSlots(max_streams=max_listen_streams, max_per_caller=max_listen_streams_per_caller)
+        self._sessions: dict[int, ServerSession] = {}
+        self._audience: dict[int, _Receiver] = {}  # with a policy: who each remembered session is
+        self._published = service.catalog
+        self._wake: anyio.Event | None = None
+        service.on_change(self._on_change)
+        if callers is not None:
+            callers.on_change(self._on_policy)
+
+    def install(self, server: Server[Any]) -> None:
+        """Serve `subscriptions/listen` on `server` and remember its handshake-era sessions."""
+        if server.get_request_handler(LISTEN_METHOD) is None:
+            server.add_request_handler(
+                LISTEN_METHOD, SubscriptionsListenRequestParams, GuardedListen(self.listen, self.slots)
+            )
+        server.middleware.append(self.middleware)
+
+    async def middleware(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        result = await call_next(ctx)
+        if ctx.method == "initialize" and isinstance(result, dict):
+            self._remember(ctx.session)
+            capabilities = result.get("capabilities")
+            if isinstance(capabilities, dict) and isinstance(capabilities.get("resources"), dict):
+                capabilities["resources"]["listChanged"] = True
+        return result
+
+    def _remember(self, session: ServerSession) -> None:
+        self._sessions[id(session)] = session
+        if self.callers is not None:  # in the initialize request's context: its caller
+            self._audience[id(session)] = _Receiver.of(self.callers, session)
+        while len(self._sessions) > MAX_REMEMBERED_SESSIONS:
+            oldest = next(iter(self._sessions))
+            del self._sessions[oldest]
+            self._audience.pop(oldest, None)
+
+    def _on_change(self, catalog: Catalog) -> None:
+        if self._wake is not None:
+            self._wake.set()
+
+    def _on_policy(self, policy: ScopePolicy) -> None:
+        self._on_change(self.service.catalog)
+
+    async def run(self) -> None:
+        """Publish each catalog change until cancelled (bursts of rebuilds are coalesced)."""
+        self._wake = anyio.Event()
+        while True:
+            await self._wake.wait()
+            self._wake = anyio.Event()  # before publishing: a change made meanwhile wakes the next round
+            try:
+                await self.publish(self.service.catalog)
+            except Exception:
+                logger.exception("telling clients about a catalog change failed")
+
+    async def publish(self, catalog: Catalog) -> None:
+        """Notify every client if what `catalog` serves differs from what was last published."""
+        before, self._published = self._published, catalog
+        if self.callers is not None:
+            await self._publish_scoped(before, catalog)
+            return
+        differs, updated = _changed_files(before, catalog)
+        if not differs:
+            return
+        logger.info("catalog changed: notifying %d handshake-era sessions and listen streams", len(self._sessions))
+        for session in list(self._sessions.values()):
+            with anyio.move_on_after(_SEND_TIMEOUT_S):
+                try:
+                    await session.send_resource_list_changed()
+                except Exception:  # that session is gone or broken; the others still hear about it
+                    logger.debug("could not notify a session", exc_info=True)
+        await self.bus.publish(ResourcesListChanged())
+        for uri in updated:
+            await self.bus.publish(ResourceUpdated(uri=uri))
+
+    async def _publish_scoped(self, before: Catalog, after: Catalog) -> None:
+        """Tell each client what changed in its own view: nothing if its view is the same, no URI it cannot see.
+
+        A client's view is compared with the one it was last told about, so a policy change that
+        hides or shows skills to it is news as well.
+        """
+        assert self.callers is not None
+        bus = self.bus
+        assert isinstance(bus, _CallerBus)
+        diffs: dict[tuple[object, object], tuple[bool, list[str]]] = {}
+        for receiver in [*self._audience.values(), *bus.receivers()]:
+            then, now = receiver.seen, self.callers.visibility(receiver.caller)
+            receiver.seen = now
+            pair = (_key(then), _key(now))
+            if pair not in diffs:
+                diffs[pair] = _changed_files(self.service.view(before, then), self.service.view(after, now))
+            differs, updated = diffs[pair]
+            if not differs:
+                continue
+            if receiver.session is not None:
+                with anyio.move_on_after(_SEND_TIMEOUT_S):
+                    try:
+                        await receiver.session.send_resource_list_changed()
+                    except Exception:  # that session is gone or broken; the others still hear about it
+                        logger.debug("could not notify a session", exc_info=True)
+            if receiver.listener is not None:
+                events: list[ServerEvent] = [ResourcesListChanged(), *(ResourceUpdated(uri=uri) for uri in updated)]
+                for event in events:
+                    bus.deliver(receiver, event)
+                await anyio.lowlevel.checkpoint()
+        logger.info("catalog or scopes changed: %d views compared", len(diffs))
+
+    def close(self) -> None:
+        """End open listen streams gracefully (at shutdown, so the HTTP server need not wait for them)."""
+        self.listen.close()
+
+
+def _key(visibility: Visibility | None) -> object:
+    return None if visibility is None else visibility.key
+
+
+class _Receiver:
+    """A client told about changes under a policy: who it is, and the view it was last told about."""
+
+    __slots__ = ("caller", "listener", "seen", "session")
+
+    def __init__(
+        self,
+        caller: Caller,
+        seen: Visibility | None,
+        session: ServerSession | None = None,
+        listener: Callable[[ServerEvent], None] | None = None,
+    ) -> None:
+        self.caller = caller
+        self.seen = seen
+        self.session = session
+        self.listener = listener
+
+    @classmethod
+    def of(
+        cls,
+        callers: CallerResolver,
+        session: ServerSession | None = None,
+        listener: Callable[[ServerEvent], None] | None = None,
+    ) -> _Receiver:
+        """The caller of the request running now (initialize, or subscriptions/listen) as a receiver."""
+        caller = callers.caller()
+        return cls(caller, callers.visibility(caller), session, listener)
+
+
+class _CallerBus:
+    """A `SubscriptionBus` that knows who opened each listen stream, so each is told only about its own view.
+
+    The SDK's `ListenHandler` subscribes from inside the `subscriptions/listen` request, so
+    `subscribe` runs in that request's context, where the caller's access token is.
+    """
+
+    def __init__(self, callers: CallerResolver) -> None:
+        self._callers = callers
+        self._receivers: dict[object, _Receiver] = {}
+
+    def receivers(self) -> list[_Receiver]:
+        return list(self._receivers.values())
+
+    async def publish(self, event: ServerEvent) -> None:
+        """Nothing is broadcast to everyone under a policy: `ChangeNotifier` delivers per receiver."""
+        await anyio.lowlevel.checkpoint()
+
+    def subscribe(self, listener: Callable[[ServerEvent], None]) -> Callable[[], None]:
+        token = object()
+        self._receivers[token] = _Receiver.of(self._callers, listener=listener)
+
+        def unsubscribe() -> None:
+            self._receivers.pop(token, None)
+
+        return unsubscribe
+
+    def deliver(self, receiver: _Receiver, event: ServerEvent) -> None:
+        if receiver.listener is None:
+            return
+        try:
+            receiver.listener(event)
+        except Exception:  # fan-out boundary, as the SDK's bus: one bad listener must not starve the others
+            logger.exception("subscription listener raised; continuing")
+
+
+class LiveReload:
+    """Notifications, SIGHUP rescans and (unless `watch=False`) the file watcher for one service."""
+
+    def __init__(
+        self,
+        service: SkillService,
+        *,
+        watch: bool = True,
+        debounce_ms: int = DEFAULT_DEBOUNCE_MS,
+        step_ms: int = DEFAULT_STEP_MS,
+        callers: CallerResolver | None = None,
+        max_listen_streams: int = DEFAULT_MAX_LISTEN_STREAMS,
+        max_listen_streams_per_caller: int = DEFAULT_MAX_LISTEN_STREAMS_PER_CALLER,
+    ) -> None:
+        self.service = service
+        self.watch = watch and isinstance(service.source, WatchableSource)  # a source that cannot: SIGHUP only
+        self.debounce_ms = debounce_ms
+        self.step_ms = step_ms
+        self.notifier = ChangeNotifier(
+            service,
+            callers=callers,
+            max_listen_streams=max_listen_streams,
+            max_listen_streams_per_caller=max_listen_streams_per_caller,
+        )
+
+    def install(self, server: Server[Any]) -> None:
+        self.notifier.install(server)
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Run the background tasks while the body serves; cancel them when it returns."""
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self.notifier.run)
+            await tg.start(rescan_on_sighup, self.service)
+            if self.service.restored and not self.watch:
+                tg.start_soon(_rebuild, self.service)  # check the restored snapshot against the disk
+            if self.watch:
+                # Awaited: setting the watcher up holds the interpreter's lock (watchfiles walks every folder
+                # under it, about a second for 10,000 skills) and its catch-up rescan competes for it, so a
+                # request answered meanwhile would wait. Serving starts once both are done; the HTTP port
+                # opens then too (`run.bind` leaves listening to the server), so its first answer is prompt.
+                await tg.start(self._watch)
+            try:
+                yield
+            finally:
+                self.notifier.close()
+                tg.cancel_scope.cancel()
+
+    async def _watch(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        await watch_and_rebuild(
+            self.service, debounce_ms=self.debounce_ms, step_ms=self.step_ms, task_status=task_status
+        )

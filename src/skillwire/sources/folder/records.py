@@ -1,0 +1,230 @@
+"""What the folder source knows of its roots: file records, walks, built skills, per-root state.
+
+Plain values shared by the walk, the hashing, the index, the incremental update and the snapshot modules, and
+the small path helpers they all use (root-relative paths are "/"-separated, "" is the root).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skillwire.core.catalog import Refusal, StampedContent
+from skillwire.core.errors import SkillError
+from skillwire.core.manifest import Skill, SkillFile
+from skillwire.core.mime import DEFAULT_MIME_TYPE
+from skillwire.core.skill_rules import (
+    shown_name,
+)
+from skillwire.core.uri import SKILL_FILE
+from skillwire.sources.digest_cache import RACY_NS, file_key
+from skillwire.sources.ignore import IgnoreRules
+from skillwire.sources.safe_open import open_regular, read_at_most
+
+Progress = Callable[[int, int], None]
+"""Called while files are hashed with (files done, files to do); the last call has done == total."""
+
+
+@dataclass(slots=True)
+class FileRecord:
+    """One file under a root, and what is known of its content once hashed."""
+
+    rel: str  # root-relative, "/"-separated
+    location: str | None  # resolved real path; None for the usual one, the real root + "/" + rel (saves a string)
+    size: int = 0
+    # hash((dev, ino, size, mtime_ns, ctime_ns)) at the read, None until hashed: one int, not a tuple of five,
+    # since 50,000 files each keep one. Equal stamps mean an unchanged file (a collision is 1 in 2**64, and
+    # reads re-hash the bytes they send anyway).
+    stamp: int | None = None
+    digest: str | None = None
+    mime: str = DEFAULT_MIME_TYPE
+    # A SKILL.md's parsed frontmatter and its first line, or why it did not parse.
+    frontmatter: tuple[dict[str, Any], int] | SkillError | None = None
+    # hash((st_dev, st_ino)) the walk saw, until hashed: a file opened by path that is this one is where the walk
+    # found it (inside the root), so its path need not be resolved again.
+    ident: int | None = None
+
+
+@dataclass(slots=True)
+class Walk:
+    """What one walk of one folder tree found."""
+
+    root: str
+    files: list[FileRecord] = field(default_factory=list)
+    bad_paths: list[Refusal] = field(default_factory=list)
+    skill_dirs: list[str] = field(default_factory=list)
+    skill_rules: dict[str, tuple[str, IgnoreRules]] = field(default_factory=dict)
+    linked: bool = False  # a symbolic link was followed: a path's location is not root + rel
+    folders: list[str] = field(default_factory=list)  # empty branches: folders below which nothing was recorded
+    # Folders handed off to be walked elsewhere, and folders below which only those lie, children before parents.
+    deferred: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Built:
+    """A served skill, where its files live, and what its folder looked like when indexed."""
+
+    skill: Skill
+    moved: dict[str, str] | None  # files (by path in the skill) whose location is not real_dir/path: links
+    display: str
+    real_dir: str
+    rel_dir: str
+    rules: IgnoreRules
+    root: str
+    signature: int  # hash of the folder as walked: files with their stamps, bad paths and empty folders
+
+    def location(self, f: SkillFile) -> str:
+        """Where the bytes of this skill's file `f` live."""
+        if self.moved is not None and f.rel_path in self.moved:
+            return self.moved[f.rel_path]
+        return self.real_dir + "/" + f.rel_path
+
+
+@dataclass(slots=True)
+class RootState:
+    """Everything indexed under one root: the walk (sorted by path) and each skill folder's result."""
+
+    root: Path
+    real_root: str
+    files: list[FileRecord]
+    rels: list[str]  # [f.rel for f in files], for bisecting
+    folders: list[str]  # sorted: the empty branches (`Skill.folders`), root-relative
+    bad_paths: list[Refusal]
+    skill_dirs: list[str]  # sorted
+    rules: dict[str, tuple[str, IgnoreRules]]
+    results: dict[str, Built | Refusal]
+    linked: bool
+    trusted_before_ns: int  # stamps older than this were hashed by a scan that started later
+
+
+class NeedFullScan(Exception):
+    """An incremental update met something it cannot patch (links, a folder turned file): rescan the root."""
+
+
+@dataclass(frozen=True, slots=True)
+class Prior:
+    """What the last scan of a root knew: files by path (with stamps and digests), skills by folder."""
+
+    records: dict[str, FileRecord]
+    results: dict[str, Built | Refusal]
+    trusted_before_ns: int
+    from_cache: bool = False  # a digest cache's word, not this process's own scan: SKILL.md is read again
+    checked: set[str] = field(default_factory=set)  # ... except these, which `restore` read itself
+
+    @classmethod
+    def of(cls, state: RootState) -> Prior:
+        return cls({f.rel: f for f in state.files}, state.results, state.trusted_before_ns)
+
+
+@dataclass(frozen=True, slots=True)
+class FolderFile(StampedContent):
+    """A served file on disk (a `FileContent` with stamps): its resolved real path, as indexed."""
+
+    path: str
+
+    def read(self, limit: int) -> bytes | None:
+        """At most `limit` + 1 bytes of the regular file at `path`, opened as indexed; None if it is not that.
+
+        `open_regular` never waits on a FIFO swapped in since indexing, follows no link that was not there,
+        and checks the open file really is at `path` (a folder on the way swapped for a link is caught),
+        so a read blocks no request and never reads past one byte more than the manifest lists.
+        """
+        return self.read_stamped(limit)[0]
+
+    def read_stamped(self, limit: int) -> tuple[bytes | None, int | None]:
+        """`read`, and the open file's stamp from its fstat before the read (a write after it changes the ctime);
+        no stamp for a file changed within `RACY_NS` of now."""
+        try:
+            fd, st = open_regular(self.path, real_path=self.path)
+        except OSError:
+            return None, None
+        try:
+            data = read_at_most(fd, min(limit, st.st_size) + 1)
+        except OSError:
+            return None, None
+        finally:
+            os.close(fd)
+        recent = time.time_ns() - RACY_NS
+        return data, (hash(file_key(st)) if st.st_mtime_ns < recent and st.st_ctime_ns < recent else None)
+
+    def stamp(self) -> int | None:
+        """The stamp of what is at `path` now (not following a link there): another file, or this one changed,
+        has another stamp; a folder on the way turned into a link leads to another file."""
+        try:
+            return hash(file_key(os.lstat(self.path)))
+        except OSError:
+            return None
+
+
+def printable(refusal: Refusal) -> Refusal:
+    """`refusal` with names that are not UTF-8 escaped (see `shown_name`): what is published can be encoded."""
+    if refusal.path.isascii() and refusal.message.isascii():
+        return refusal
+    path, message = shown_name(refusal.path), shown_name(refusal.message)
+    if (path, message) == (refusal.path, refusal.message):
+        return refusal
+    return Refusal(path, refusal.rule, message, refusal.line, refusal.skill)
+
+
+def rel_of(f: FileRecord) -> str:
+    return f.rel
+
+
+def in_some_skill(rel: str, skill_dirs: set[str], memo: dict[str, bool], *, root_is_skill: bool) -> bool:
+    """True if some folder above `rel` is a skill (`memo` caches the answer per folder)."""
+    if root_is_skill:
+        return True
+    return folder_in_skill(rel.rpartition("/")[0], skill_dirs, memo)
+
+
+def folder_in_skill(folder: str, skill_dirs: set[str], memo: dict[str, bool]) -> bool:
+    if not folder:
+        return False
+    found = memo.get(folder)
+    if found is None:
+        found = folder in skill_dirs or folder_in_skill(folder.rpartition("/")[0], skill_dirs, memo)
+        memo[folder] = found
+    return found
+
+
+def signature_of(
+    members: Sequence[FileRecord], bad_paths: Iterable[Refusal], skill_dir: str, folders: Sequence[str]
+) -> int:
+    """What a walk saw of one skill folder, without reading content (its files with their stamps, bad paths
+    and empty folders, root-relative and sorted), hashed: equal for an unchanged folder."""
+    files = tuple((f.rel, f.stamp) for f in members)
+    bad = tuple(sorted((b.path, b.rule) for b in bad_paths if is_under(b.path, skill_dir)))
+    return hash((files, bad, tuple(folders)))
+
+
+def bad_paths_outside_skills(state: RootState) -> list[Refusal]:
+    """Problems found while walking that lie in no skill: reported, but they refuse nothing."""
+    if not state.bad_paths:
+        return []
+    skill_dirs = set(state.skill_dirs)
+    memo: dict[str, bool] = {}
+    root_is_skill = "" in skill_dirs
+    return [
+        Refusal(bad.path, bad.rule, bad.message, skill=False)
+        for bad in state.bad_paths
+        if not (bad.path in skill_dirs or in_some_skill(bad.path, skill_dirs, memo, root_is_skill=root_is_skill))
+    ]
+
+
+SLASH_SKILL_FILE = "/" + SKILL_FILE
+
+
+def is_inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def is_under(rel: str, folder: str) -> bool:
+    return folder in ("", rel) or rel.startswith(folder + "/")
+
+
+def join_rel(folder: str, name: str) -> str:
+    return f"{folder}/{name}" if folder else name
