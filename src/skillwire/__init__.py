@@ -41,7 +41,6 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; `_LAZY` below must name th
     )
     from skillwire.core.hosting.approvals import (
         Approval,
-        ApprovalFileError,
         ApprovalPrompt,
         ApprovalStore,
         ApproveLoads,
@@ -49,7 +48,6 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; `_LAZY` below must name th
         CrossOriginReadRequest,
         DenyAll,
         ExecutionRequest,
-        JsonApprovalStore,
         MemoryApprovalStore,
         SkillApprovalDecision,
         SkillApprovalRequest,
@@ -72,6 +70,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; `_LAZY` below must name th
     from skillwire.core.manifest import MAX_RESOURCES, MAX_TOTAL_BYTES, Skill, SkillFile
     from skillwire.core.scopes import Caller, CallerResolver, ScopePolicy, Visibility, parse_policy
     from skillwire.core.wire import EXTENSION_ID
+    from skillwire.host.approval_store import ApprovalFileError, JsonApprovalStore
     from skillwire.host.host import Host
     from skillwire.host.prompt import TerminalPrompt
     from skillwire.host.tools import SkillTool, skill_tools
@@ -188,7 +187,7 @@ _LAZY: dict[str, str] = {
     "UnlistedResource": "skillwire.core.errors",
     "VerificationError": "skillwire.core.errors",
     "Approval": "skillwire.core.hosting.approvals",
-    "ApprovalFileError": "skillwire.core.hosting.approvals",
+    "ApprovalFileError": "skillwire.host.approval_store",
     "ApprovalPrompt": "skillwire.core.hosting.approvals",
     "ApprovalStore": "skillwire.core.hosting.approvals",
     "ApproveLoads": "skillwire.core.hosting.approvals",
@@ -196,7 +195,7 @@ _LAZY: dict[str, str] = {
     "CrossOriginReadRequest": "skillwire.core.hosting.approvals",
     "DenyAll": "skillwire.core.hosting.approvals",
     "ExecutionRequest": "skillwire.core.hosting.approvals",
-    "JsonApprovalStore": "skillwire.core.hosting.approvals",
+    "JsonApprovalStore": "skillwire.host.approval_store",
     "MemoryApprovalStore": "skillwire.core.hosting.approvals",
     "SkillApprovalDecision": "skillwire.core.hosting.approvals",
     "SkillApprovalRequest": "skillwire.core.hosting.approvals",

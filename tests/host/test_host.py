@@ -31,7 +31,6 @@ from skillwire.core.hosting.approvals import (
     Approval,
     CrossOriginReadRequest,
     ExecutionRequest,
-    JsonApprovalStore,
     MemoryApprovalStore,
     SkillApprovalDecision,
     SkillApprovalRequest,
@@ -40,6 +39,7 @@ from skillwire.core.hosting.entry import InvalidEntry
 from skillwire.core.hosting.limits import ClientLimits
 from skillwire.core.hosting.registry import AmbiguousSkillName, LocalSkill, SkillKey, UnknownSkill
 from skillwire.core.hosting.window import OutsideSkill
+from skillwire.host.approval_store import JsonApprovalStore
 from skillwire.host.host import (
     ApprovalDenied,
     Host,

@@ -24,11 +24,11 @@ from skillwire.core.hosting.approvals import (
     ApprovalPrompt,
     ApprovalStore,
     ApproveLoads,
-    JsonApprovalStore,
     MemoryApprovalStore,
 )
 from skillwire.core.hosting.registry import LOCAL_ORIGIN, check_label
 from skillwire.core.hosting.results import CatalogItem, IncompleteListing
+from skillwire.host.approval_store import JsonApprovalStore
 from skillwire.host.host import Host
 from skillwire.host.prompt import TerminalPrompt
 
