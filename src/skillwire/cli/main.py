@@ -28,15 +28,16 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-# Only light modules here: the parser (and so every --help) is built without the SDK, Starlette or the client;
-# each command's handler imports what it needs (tests/test_lazy_imports.py checks).
-import skillwire
 from skillwire.cli.client_options import add_host, add_inspect, add_pull, client_auth
 from skillwire.cli.errors import CliError
 from skillwire.cli.formats import Annotation, github_command
 from skillwire.cli.output import PROG, JsonFormatter, SafeFormatter, err, say
 from skillwire.cli.source_options import add_serve, add_validate
 from skillwire.core.errors import AuthenticationRequired, SkillwireError
+
+# Only light modules here: the parser (and so every --help) is built without the SDK, Starlette or the client;
+# each command's handler imports what it needs (tests/test_lazy_imports.py checks).
+from skillwire.core.version import __version__
 
 HOW_TO_SEND_A_TOKEN = "; pass it with --token-file FILE or --header 'Authorization: Bearer TOKEN'"
 
@@ -102,7 +103,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description="Serve and consume Agent Skills over MCP.")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {skillwire.__version__}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("-v", "--verbose", action="store_true", help="log what the server does")
     common.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
