@@ -115,11 +115,12 @@ def test_missing_root_is_reported_and_the_others_are_still_served(tree: Path, wa
     assert " ERROR " not in run.stderr, run.stderr
 
 
-def test_usage_errors_exit_2() -> None:
-    """argparse's own usage errors (no PATH) keep exit status 2, as the module docstring says."""
-    run = subprocess.run(serve_command([]), capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False)
-    assert run.returncode == 2
-    assert "usage:" in run.stderr
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    """argparse's own usage errors (no PATH) keep exit status 2, as the module docstring says (parser in-process)."""
+    with pytest.raises(SystemExit) as exited:
+        main(["serve"])
+    assert exited.value.code == 2
+    assert "usage:" in capsys.readouterr().err
 
 
 def test_serve_takes_several_sources_and_refuses_a_skill_path_two_of_them_offer(tree: Path, tmp_path: Path) -> None:
@@ -137,9 +138,12 @@ def test_serve_takes_several_sources_and_refuses_a_skill_path_two_of_them_offer(
     assert f"skill://extra/good/SKILL.md is offered by extra=folder {other} and extra=folder {other}" in summary
 
 
-def test_a_spec_naming_a_kind_with_nothing_after_it_is_a_usage_error(tmp_path: Path) -> None:
-    """`serve folder:` exits 2 with one line saying what is missing."""
-    run = _serve("folder:", cwd=tmp_path)
-    assert run.returncode == 2, run.stderr
-    assert "folder: needs something after the colon" in run.stderr
-    assert "Traceback" not in run.stderr
+def test_a_spec_naming_a_kind_with_nothing_after_it_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`serve folder:` exits 2 with one line saying what is missing (refused before anything is served)."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["serve", "folder:"]) == 2
+    err = capsys.readouterr().err
+    assert "folder: needs something after the colon" in err
+    assert "Traceback" not in err

@@ -11,7 +11,6 @@ import json
 import posixpath
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -22,9 +21,9 @@ import yaml
 from deploy.fleet import Fleet, Upstream, nginx_site, running_fleet
 from mcp import Client
 
-from skillwire.cli.main import _parser
+from skillwire.cli.main import _parser, main
 from skillwire.service.rollout import parse_plan
-from tests.support.servers import EXAMPLE_SKILLS, REPO_ROOT, run_skillwire, skills_list
+from tests.support.servers import EXAMPLE_SKILLS, REPO_ROOT, skills_list
 
 KUBERNETES = REPO_ROOT / "deploy" / "kubernetes" / "skillwire.yaml"
 MODERN = "2026-07-28"
@@ -211,11 +210,11 @@ def test_a_session_id_of_one_replica_is_unknown_to_another(fleet: Fleet) -> None
     assert httpx2.post(fleet.replica_url(1), json=ping, headers=session_headers, timeout=10).status_code == 404
 
 
-def test_a_replica_name_that_a_balancer_cannot_match_is_a_usage_error(tmp_path: Path) -> None:
-    """`--replica-name` must be a DNS label (it is matched by nginx's regex) and needs --http."""
-    bad = run_skillwire("serve", str(EXAMPLE_SKILLS), "--http", "127.0.0.1:0", "--replica-name", "R 1.x")
-    assert bad.returncode == 2
-    assert "replica name 'R 1.x' must be 1-32 lowercase letters" in bad.stderr
-    stdio = run_skillwire("serve", str(EXAMPLE_SKILLS), "--replica-name", "r1")
-    assert stdio.returncode == 2
-    assert "--replica-name applies to --http only" in stdio.stderr
+def test_a_replica_name_that_a_balancer_cannot_match_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--replica-name` must be a DNS label (it is matched by nginx's regex) and needs --http (parser in-process)."""
+    with pytest.raises(SystemExit) as exited:
+        main(["serve", str(EXAMPLE_SKILLS), "--http", "127.0.0.1:0", "--replica-name", "R 1.x"])
+    assert exited.value.code == 2
+    assert "replica name 'R 1.x' must be 1-32 lowercase letters" in capsys.readouterr().err
+    assert main(["serve", str(EXAMPLE_SKILLS), "--replica-name", "r1"]) == 2
+    assert "--replica-name applies to --http only" in capsys.readouterr().err

@@ -1,1 +1,1 @@
-"""The server side: the SDK extension that serves a skill source, and standalone runners."""
+"""The Skills extension for the SDK's servers: `SkillsExtension` and the `SkillService` behind it, over any source."""
