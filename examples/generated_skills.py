@@ -24,8 +24,8 @@ daily = GeneratedSkill(
     instructions="# Daily report\n\nSummarise `data/today.csv` by region.\n",  # SKILL.md's body: text or a function
     files={"data/today.csv": today_csv},
 )
-skills = SkillsExtension(SkillService(GeneratedSource([daily])))
-mcp = MCPServer("reports", extensions=[skills], middleware=[skills.middleware])
+mcp = MCPServer("reports")
+SkillsExtension(SkillService(GeneratedSource([daily]))).install(mcp)
 
 if __name__ == "__main__":
     mcp.run()

@@ -89,6 +89,7 @@ def test_exported_names_are_pinned() -> None:
         "SkillwireError",
         "UnlistedResource",
         "VerificationError",
+        "WiringError",
         "__version__",
         "Caller",
         "CallerResolver",

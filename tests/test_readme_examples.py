@@ -13,8 +13,12 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
-from tests.support.servers import EXAMPLE_SKILLS, REPO_ROOT
+import pytest
+from mcp import Client
+
+from tests.support.servers import EXAMPLE_SKILLS, REPO_ROOT, resources_list, resources_read, wire
 
 README = REPO_ROOT / "README.md"
 _BLOCK = re.compile(r"^```python\n(.*?)^```$", re.DOTALL | re.MULTILINE)
@@ -90,3 +94,35 @@ def test_readme_large_catalogs_example_prints_what_the_readme_shows(tmp_path: Pa
     section = text[text.index("\n## Large catalogs\n") :]
     shown = section.split("```text\n", 1)[1].split("```", 1)[0]
     assert run.stdout == shown
+
+
+def _embedding_server(source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Run a README block that builds an `MCPServer` named `mcp`, in-process from a folder holding `skills/`."""
+    shutil.copytree(EXAMPLE_SKILLS, tmp_path / "skills")
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "README.md", "exec"), namespace)
+    return namespace["mcp"]
+
+
+@pytest.mark.anyio
+async def test_readme_embedding_examples_serve_reads_of_skill_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """skillwire choice (issue 20): the README's servers that embed the extension are whole: a skill file listed by
+    resources/list is read by resources/read (the generated one runs without its final `mcp.run()`)."""
+    text = README.read_text(encoding="utf-8")
+    generated = _BLOCK.search(text[text.index("\n### Generated skills\n") :])
+    assert generated is not None
+    assert generated.group(1).endswith("mcp.run()\n")
+    blocks = {
+        "skill://pdf-processing/SKILL.md": host_example("Python API"),
+        "skill://reports/daily/data/today.csv": generated.group(1).removesuffix("mcp.run()\n"),
+    }
+    for uri, source in blocks.items():
+        async with Client(_embedding_server(source, tmp_path / uri.split("/")[2], monkeypatch), cache=None) as client:
+            listed = [r["uri"] for r in wire(await resources_list(client))["resources"]]
+            [read] = wire(await resources_read(client, uri))["contents"]
+        assert uri in listed
+        assert read["uri"] == uri
+    capsys.readouterr()  # the refusals the first block prints (none for examples/skills)

@@ -4,7 +4,7 @@ Both halves import from here, and only from here: the server (`SkillsExtension`,
 and the host (`Host`, its prompts, approval stores, cache, errors and model tools).
 
     skills = SkillsExtension.from_paths(["skills/"])
-    skills.install(server)          # a low-level mcp Server
+    skills.install(server)          # an MCPServer or a low-level mcp Server: everything, in one call
 
     async with Host(prompt=TerminalPrompt(), approvals=JsonApprovalStore(path)) as host:
         await host.add_server("docs", "http://127.0.0.1:8000/mcp")
@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; `_LAZY` below must name th
         SkillwireError,
         UnlistedResource,
         VerificationError,
+        WiringError,
     )
     from skillwire.core.hosting.approvals import (
         Approval,
@@ -161,6 +162,7 @@ __all__ = [
     "UnlistedResource",
     "VerificationError",
     "Visibility",
+    "WiringError",
     "__version__",
     "parse_policy",
     "skill_tools",
@@ -186,6 +188,7 @@ _LAZY: dict[str, str] = {
     "SkillwireError": "skillwire.core.errors",
     "UnlistedResource": "skillwire.core.errors",
     "VerificationError": "skillwire.core.errors",
+    "WiringError": "skillwire.core.errors",
     "Approval": "skillwire.core.hosting.approvals",
     "ApprovalFileError": "skillwire.host.approval_store",
     "ApprovalPrompt": "skillwire.core.hosting.approvals",

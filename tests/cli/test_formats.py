@@ -156,6 +156,7 @@ def test_serve_summary_in_github_format_goes_to_stderr(mixed: Path) -> None:
     assert "::error file=" in run.stderr
     assert "title=name-mismatch::" in run.stderr
     assert "title=duplicate-name::the name 'pdf' is used by 2 skills" in run.stderr
+    assert run.stderr.count("is used by") == 1, run.stderr  # the service's own log line is not said a second time
 
 
 # -- inspect, host, pull -----------------------------------------------------------------------------------------------

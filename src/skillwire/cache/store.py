@@ -116,7 +116,7 @@ def default_root() -> Path:
     return base / "skillwire" / "mcp-skills"
 
 
-def location_problem(root: Path, discovery_paths: Iterable[Path] = ()) -> str | None:
+def location_problem(root: Path, discovery_paths: Iterable[str | os.PathLike[str]] = ()) -> str | None:
     """Why `root` may not hold MCP skill content, or None. Judged on resolved real paths (symlinks followed)."""
     real = root.expanduser().resolve()
     parts = real.parts
@@ -139,7 +139,11 @@ def location_problem(root: Path, discovery_paths: Iterable[Path] = ()) -> str | 
 class SkillCache:
     """Verified skill files on disk; every `get` re-verifies against the caller's held entry."""
 
-    def __init__(self, root: Path | None = None, *, discovery_paths: Sequence[Path] = ()) -> None:
+    def __init__(
+        self, root: str | os.PathLike[str] | None = None, *, discovery_paths: Sequence[str | os.PathLike[str]] = ()
+    ) -> None:
+        """`root`: where files are kept (default `default_root()`; `~` is expanded). `discovery_paths`: extra
+        filesystem-skill discovery folders the cache must stay out of."""
         chosen = default_root() if root is None else Path(root).expanduser()
         problem = location_problem(chosen, discovery_paths)
         if problem is not None:

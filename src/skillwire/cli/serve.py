@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from skillwire.cli.errors import CliError, UsageError, nothing_found
@@ -75,13 +76,14 @@ def run_serve(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
     if args.rollout_plan is not None:
         source = _planned(source, args.rollout_plan)
-    extension = SkillsExtension(SkillService(source, options), callers=callers)
+    with _held_back(logging.getLogger(SkillService.__module__)):  # its duplicate-name lines go in the summary
+        extension = SkillsExtension(SkillService(source, options), callers=callers)
     catalog = extension.service.catalog
     nothing = nothing_found(catalog, args.paths)
     if nothing is not None:
         raise nothing
     if not args.quiet and args.format == "text":
-        print_summary(catalog, sys.stderr)
+        print_summary(catalog, sys.stderr, duplicates=extension.service.duplicate_warnings)
     elif not args.quiet:  # validate's report (schema, annotations), on stderr: stdout may be the MCP channel
         from skillwire.cli.validate import serve_report
 
@@ -231,8 +233,27 @@ def _host_port(text: str) -> tuple[str, int]:
     return host, number
 
 
-def print_summary(catalog: Catalog, out: TextIO) -> None:
-    """What is served and what was refused, for a person reading a terminal."""
+@contextlib.contextmanager
+def _held_back(logger: logging.Logger) -> Iterator[None]:
+    """`logger` says only errors meanwhile (what it would warn about at start, the summary shows)."""
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def print_summary(catalog: Catalog, out: TextIO, *, duplicates: Sequence[str] | None = None) -> None:
+    """What is served and what was refused, for a person reading a terminal.
+
+    `duplicates`: the service's duplicate-name warnings (`SkillService.duplicate_warnings`; None: `catalog`'s,
+    found by the service's rule).
+    """
+    if duplicates is None:
+        from skillwire.server.skill_service import duplicate_name_warnings
+
+        duplicates = duplicate_name_warnings(catalog)
     count = len(catalog)
     files = catalog.file_count
     say(f"{PROG}: serving {count} skill{'s' * (count != 1)} ({files} files)", file=out)
@@ -243,8 +264,8 @@ def print_summary(catalog: Catalog, out: TextIO) -> None:
         say(f"  {skill.uri:<{width}}  {len(skill.files):>3} {files_word}  {skill.total_size:>9,} bytes", file=out)
     if count > 50:
         say(f"  ... and {count - 50} more", file=out)
-    for name, uris in catalog.duplicate_names().items():  # a host keying skills by name would see one of them
-        say(f"{PROG}: warning: the name '{name}' is used by {len(uris)} skills: {', '.join(uris)}", file=out)
+    for line in duplicates:  # a host keying skills by name would see one of them
+        say(f"{PROG}: warning: {line}", file=out)
     refused = [r for r in catalog.refusals if r.skill]
     skipped = [r for r in catalog.refusals if not r.skill]
     if refused:

@@ -13,6 +13,7 @@ on our side breaks a rule" from "a peer sent us something wrong":
     ├── InvalidScopePolicy          a scopes policy (serve --scopes) cannot be read or breaks its format
     ├── GenerationError             a generated skill's file could not be produced (failed, too slow, too large)
     ├── SourceError                 a source cannot serve at all (no such repository, a ref naming no commit)
+    ├── WiringError                 the Skills extension is mounted on an MCP server without its read path
     └── VerificationError           content does not match the entry it was checked against
         ├── DigestMismatch
         ├── SizeMismatch
@@ -117,6 +118,14 @@ class AuthenticationRequired(SkillwireError):
 
 class SourceError(SkillwireError):
     """A source that cannot serve at all (a repository that is not there, a ref that names no commit); one line."""
+
+
+class WiringError(SkillwireError):
+    """The Skills extension is mounted on an MCP server only in part; the message says what to add.
+
+    `MCPServer(extensions=[skills])` alone declares the extension and answers skills/list, but no resources/read
+    of a skill file: `skills.install(server)` wires all of it in one call.
+    """
 
 
 class InvalidScopePolicy(SkillwireError):

@@ -25,6 +25,7 @@ RESOURCES_READ: Final = "resources/read"
 #: `_meta` key prefix reserved for this extension on skill resources.
 META_PREFIX: Final = "io.modelcontextprotocol.skills/"
 
+METHOD_NOT_FOUND: Final = -32601
 INVALID_PARAMS: Final = -32602
 INTERNAL_ERROR: Final = -32603
 

@@ -5,15 +5,19 @@ Capability Negotiation: the server declares
 `resources` capability, and serves `skills/list`, `skills/get` and
 `resources/directory/read`. Skill files are ordinary resources, so
 `resources/read` and `resources/list` are shared with whatever else the server
-serves: a middleware answers for `skill://` URIs and passes everything else on.
+serves: a middleware (the read path) answers for `skill://` URIs and passes
+everything else on. `install` wires both halves in one call; an `MCPServer` given
+the extension without its middleware fails at construction (`WiringError`).
+The middleware hands skill reads to internal methods so that the SDK's own
+pipeline shapes their results; a client naming those methods gets -32601, as
+for any method the server does not serve.
 With a `CallerResolver` (a scopes policy), every answer is the caller's view.
 Error Handling: "Internal errors: -32603"; a handler that fails unexpectedly answers
 -32603 with a generic message on both eras (the SDK would send code 0 and the
 exception's text, paths included, to a handshake-era client); the traceback is logged.
 
     skills = SkillsExtension.from_paths(["skills/"])
-    mcp = MCPServer("docs", extensions=[skills], middleware=[skills.middleware])
-    # or, on a low-level Server:  skills.install(server)
+    skills.install(mcp)             # an MCPServer, or a low-level Server
 """
 
 from __future__ import annotations
@@ -21,22 +25,26 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import replace
 from typing import Any
 
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding, RequestHandler
 from mcp.server.lowlevel import Server
+from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp_types import ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from skillwire.core.errors import WiringError
 from skillwire.core.scopes import CallerResolver, Visibility
 from skillwire.core.wire import (
     DIRECTORY_READ,
     EXTENSION_ID,
     INTERNAL_ERROR,
     INVALID_PARAMS,
+    METHOD_NOT_FOUND,
     RESOURCES_LIST,
     RESOURCES_READ,
     SKILLS_GET,
@@ -50,12 +58,23 @@ from skillwire.sources.folder.source import FolderSource
 
 # resources/read and resources/list for skill:// URIs are routed to these methods so
 # that the SDK's own pipeline shapes their results (resultType, serverInfo stamp).
+# Only the middleware reaches them: a request naming one on the wire is answered as an unknown method.
 _READ_ROUTE = "skillwire/resources/read"
 _LIST_ROUTE = "skillwire/resources/list"
+_INTERNAL_ROUTES = frozenset({_READ_ROUTE, _LIST_ROUTE})
 # A resources/list cursor that belongs to the server's other resources, wrapped.
 _DOWNSTREAM = "downstream:"
 
 logger = logging.getLogger(__name__)
+
+# The extension whose middleware is handling the current request: its handlers refuse to answer without it.
+_ROUTED_BY: ContextVar[SkillsExtension | None] = ContextVar("skillwire_routed_by", default=None)
+
+_HALF_WIRED = (
+    "the Skills extension was registered without its read path (the middleware that answers resources/read and "
+    "resources/list for skill:// URIs): call skills.install(server) instead of passing extensions=[skills], "
+    "or pass middleware=[skills.middleware] in the same MCPServer(...) call"
+)
 
 
 class SkillsExtension(Extension):
@@ -67,6 +86,7 @@ class SkillsExtension(Extension):
         """`callers`: who is asking and what they may see (None: every caller sees every skill)."""
         self.service = service
         self.callers = callers
+        self._read_path_out = False  # `middleware` was handed out or `install` ran: see `methods`
 
     async def scope(self) -> Visibility | None:
         """What the current request's caller may see (None: everything)."""
@@ -82,29 +102,58 @@ class SkillsExtension(Extension):
     def settings(self) -> dict[str, Any]:
         return {"directoryRead": True}
 
+    @property
+    def middleware(self) -> ServerMiddleware[Any]:
+        """The read path, for `MCPServer(extensions=[skills], middleware=[skills.middleware])`; `install` adds it."""
+        self._read_path_out = True
+        return self._middleware
+
     def methods(self) -> Sequence[MethodBinding]:
+        """The extension's methods. `MCPServer(extensions=[skills])` calls this while it is built: without the
+        middleware asked for beside it (or `install`), that server could not read a skill file, so it fails here."""
+        if not self._read_path_out:
+            raise WiringError(_HALF_WIRED)
         return (
-            MethodBinding(SKILLS_LIST, SkillsListParams, _contained(SKILLS_LIST, self._skills_list)),
-            MethodBinding(SKILLS_GET, SkillsGetParams, _contained(SKILLS_GET, self._skills_get)),
-            MethodBinding(DIRECTORY_READ, DirectoryReadParams, _contained(DIRECTORY_READ, self._directory_read)),
-            MethodBinding(_READ_ROUTE, ReadResourceRequestParams, _contained(RESOURCES_READ, self._resources_read)),
-            MethodBinding(_LIST_ROUTE, PaginatedRequestParams, _contained(RESOURCES_LIST, self._resources_list)),
+            MethodBinding(SKILLS_LIST, SkillsListParams, self._answer(SKILLS_LIST, self._skills_list)),
+            MethodBinding(SKILLS_GET, SkillsGetParams, self._answer(SKILLS_GET, self._skills_get)),
+            MethodBinding(DIRECTORY_READ, DirectoryReadParams, self._answer(DIRECTORY_READ, self._directory_read)),
+            MethodBinding(_READ_ROUTE, ReadResourceRequestParams, self._answer(RESOURCES_READ, self._resources_read)),
+            MethodBinding(_LIST_ROUTE, PaginatedRequestParams, self._answer(RESOURCES_LIST, self._resources_list)),
         )
 
-    def install(self, server: Server[Any]) -> None:
-        """Mount on a low-level `Server`: methods, capability, resources handlers and middleware."""
+    def install(self, server: Server[Any] | MCPServer) -> None:
+        """Wire the whole extension into `server` (an `MCPServer` or a low-level `Server`) in one call: its methods,
+        the capability, the read path (middleware) and, if the server has none, resources handlers for the rest."""
+        # MCPServer takes extensions only when it is built; what it would apply then goes on its own Server here.
+        lowlevel: Server[Any] = server._lowlevel_server if isinstance(server, MCPServer) else server
+        self._read_path_out = True
         for binding in self.methods():
-            if server.get_request_handler(binding.method) is not None:
-                raise ValueError(f"{binding.method!r} already has a handler on this server")
-            server.add_request_handler(binding.method, binding.params_type, binding.handler)
+            if lowlevel.get_request_handler(binding.method) is not None:
+                raise WiringError(
+                    f"{binding.method!r} already has a handler on this server (install the extension once)"
+                )
+            lowlevel.add_request_handler(binding.method, binding.params_type, binding.handler)
         # Declaring the extension requires the resources capability, which the SDK derives
         # from a resources/list handler; these answer only for what skills do not cover.
-        if server.get_request_handler(RESOURCES_LIST) is None:
-            server.add_request_handler(RESOURCES_LIST, PaginatedRequestParams, _no_other_resources)
-        if server.get_request_handler(RESOURCES_READ) is None:
-            server.add_request_handler(RESOURCES_READ, ReadResourceRequestParams, _no_other_resource)
-        server.extensions[self.identifier] = self.settings()
-        server.middleware.append(self.middleware)
+        if lowlevel.get_request_handler(RESOURCES_LIST) is None:
+            lowlevel.add_request_handler(RESOURCES_LIST, PaginatedRequestParams, _no_other_resources)
+        if lowlevel.get_request_handler(RESOURCES_READ) is None:
+            lowlevel.add_request_handler(RESOURCES_READ, ReadResourceRequestParams, _no_other_resource)
+        lowlevel.extensions[self.identifier] = self.settings()
+        lowlevel.middleware.append(self._middleware)
+
+    def _answer(self, method: str, handler: RequestHandler) -> RequestHandler:
+        """`handler` contained (`_contained`), answering only requests that came through this extension's middleware:
+        a server that has the methods but not the read path fails its first request, saying what to add."""
+        contained = _contained(method, handler)
+
+        async def answer(ctx: ServerRequestContext[Any, Any], params: Any) -> HandlerResult:
+            if _ROUTED_BY.get() is not self:
+                logger.error("cannot answer %s: %s", method, _HALF_WIRED)
+                raise MCPError(INTERNAL_ERROR, f"Internal error while answering {method}; see the server log")
+            return await contained(ctx, params)
+
+        return answer
 
     # -- handlers ----------------------------------------------------------------------------------------------------
 
@@ -131,17 +180,23 @@ class SkillsExtension(Extension):
 
     # -- middleware --------------------------------------------------------------------------------------------------
 
-    async def middleware(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    async def _middleware(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         """Route skill resources to this extension; put the declaration back on handshake-era `initialize`."""
-        params = ctx.params if isinstance(ctx.params, Mapping) else {}
-        if ctx.method == RESOURCES_READ and self.service.serves(params.get("uri")):
-            return await call_next(replace(ctx, method=_READ_ROUTE))
-        if ctx.method == RESOURCES_LIST:
-            return await self._merged_list(ctx, params, call_next)
-        result = await call_next(ctx)
-        if ctx.method == "initialize" and isinstance(result, dict):
-            _declare_on_initialize(result, self.identifier, self.settings())
-        return result
+        if ctx.method in _INTERNAL_ROUTES:  # from the wire: the same answer as the SDK's for a method it lacks
+            raise MCPError(METHOD_NOT_FOUND, "Method not found", ctx.method)
+        token = _ROUTED_BY.set(self)
+        try:
+            params = ctx.params if isinstance(ctx.params, Mapping) else {}
+            if ctx.method == RESOURCES_READ and self.service.serves(params.get("uri")):
+                return await call_next(replace(ctx, method=_READ_ROUTE))
+            if ctx.method == RESOURCES_LIST:
+                return await self._merged_list(ctx, params, call_next)
+            result = await call_next(ctx)
+            if ctx.method == "initialize" and isinstance(result, dict):
+                _declare_on_initialize(result, self.identifier, self.settings())
+            return result
+        finally:
+            _ROUTED_BY.reset(token)
 
     async def _merged_list(
         self, ctx: ServerRequestContext[Any, Any], params: Mapping[str, Any], call_next: CallNext

@@ -13,6 +13,10 @@ policy; None: everything is visible) and answers from `ScopedCatalog` then: a
 skill outside it is answered exactly as one that does not exist, and no disk
 re-check or rebuild is ever started for it.
 
+Two served skills may share a name (the spec tells them apart by path), but a
+host that keys skills by name sees only one: each new such set is logged as a
+warning when a catalog is adopted (`duplicate_name_warnings`).
+
     service = SkillService(FolderSource(["skills/"]))   # any `sources.port.SkillSource`
     result = await service.get_skill("skill://pdf-processing/SKILL.md", modern=True)
 """
@@ -22,7 +26,7 @@ from __future__ import annotations
 import base64
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,6 +150,25 @@ class SkillService:
         self._pending: Switch | None = None
         self._unannounced = False  # switched on a request's thread: listeners not told yet (`publish_due`)
         self.read_cache = ReadCache(self.options.read_cache_bytes)
+        self._duplicates: tuple[str, ...] = ()
+        self._named: Sequence[str] = ()  # the skill URIs `_duplicates` were found among
+        self._adopted(self._catalog)
+
+    @property
+    def duplicate_warnings(self) -> tuple[str, ...]:
+        """The current catalog's duplicate-name warnings (`duplicate_name_warnings`), each logged when it appeared."""
+        return self._duplicates
+
+    def _adopted(self, catalog: Catalog) -> None:
+        """Log each duplicate-name set `catalog` brings that the catalog before it did not have."""
+        if catalog.skill_uris == self._named:
+            return  # the same skills (a file edit): the same names, and finding them takes ~1 s per million skills
+        self._named = catalog.skill_uris
+        found = duplicate_name_warnings(catalog)
+        for line in found:
+            if line not in self._duplicates:
+                logger.warning("%s", line)
+        self._duplicates = found
 
     def view(self, catalog: Catalog, scope: Visibility | None) -> Listing:
         """`catalog` as a caller with `scope` sees it (the catalog itself when `scope` is None)."""
@@ -202,6 +225,7 @@ class SkillService:
         self._incremental = switch.source if isinstance(switch.source, IncrementalSource) else None
         self._restorable = switch.source if isinstance(switch.source, RestorableSource) else None
         self._catalog = switch.catalog
+        self._adopted(switch.catalog)
         self.stats.since = switch.at
         self._unannounced = True
         # Last: a request on another thread that finds no switch pending must find the new catalog in place.
@@ -215,6 +239,7 @@ class SkillService:
     def swap(self, catalog: Catalog) -> None:
         """Publish `catalog` as the current snapshot (one reference assignment: atomic for readers)."""
         self._catalog = catalog
+        self._adopted(catalog)
         self.stats.since = time.time()
         self.read_cache.clear()  # verified against the previous snapshot only
         for listener in self._listeners:
@@ -363,6 +388,18 @@ class SkillService:
             where = incremental.places_for(canonical) if incremental is not None else None
             await self.rebuild(seen_generation=catalog.generation, paths=where or None)
         raise MCPError(INTERNAL_ERROR, f"{canonical} keeps changing on disk; try again", {"uri": canonical})
+
+
+def duplicate_name_warnings(catalog: Catalog) -> tuple[str, ...]:
+    """One line for each name two or more of `catalog`'s skills share, naming their SKILL.md URIs.
+
+    The spec allows it (skills are told apart by path), but a host that keys skills by name sees only one of
+    them: a skillwire choice to warn (issue 11). The service logs these; `skillwire serve` prints them.
+    """
+    return tuple(
+        f"the name '{name}' is used by {len(uris)} skills: {', '.join(uris)}"
+        for name, uris in catalog.duplicate_names().items()
+    )
 
 
 async def _generated(uri: str, mime_type: str, content: GeneratedContent, modern: bool) -> dict[str, Any]:

@@ -19,6 +19,7 @@ installs, upgrades or removes one, or a skill folder on disk is edited (`package
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -56,14 +57,17 @@ class PackageSource(WatchableSource):
     """The skills of installed distributions (see the module docstring).
 
     `only`: distribution names to serve (None: every distribution that declares skills). `path`: where to look
-    for distributions and their packages (default `sys.path`).
+    for distributions and their packages (default `sys.path`), folders or wheels as `str` or `Path`.
     """
 
-    def __init__(self, only: Iterable[str] | None = None, *, path: Sequence[str] | None = None) -> None:
+    def __init__(
+        self, only: Iterable[str] | None = None, *, path: Sequence[str | os.PathLike[str]] | None = None
+    ) -> None:
         self.only = None if only is None else tuple(only)
         if self.only is not None and not self.only:
             raise ValueError("name at least one distribution, or pass None for all of them")
-        self.path = None if path is None else tuple(path)
+        # importlib.metadata matches `str` entries only (as on sys.path): a Path would find nothing, silently.
+        self.path = None if path is None else tuple(os.fspath(p) for p in path)
         self._folders: dict[str, FolderSource] = {}  # kept across scans: a rescan re-reads only changed files
         self._revision: str | None = None
         self._roots: tuple[Path, ...] = ()  # the skill folders on disk the last scan found, for `watch`
