@@ -18,12 +18,12 @@ import anyio
 import anyio.lowlevel
 from anyio.abc import TaskGroup
 
-from skillwire.client.answers import SkillsListResult, UnexpectedResponse
+from skillwire.client.answers import UnexpectedResponse
 from skillwire.client.paging import Progress
 from skillwire.core.errors import ResponseTooLarge
 from skillwire.core.hosting.entry import InvalidEntry, SkillEntry, parse_entry
 from skillwire.core.hosting.limits import ClientLimits
-from skillwire.core.wire import SKILLS_LIST
+from skillwire.core.wire import SKILLS_LIST, SkillsListResult
 
 _CHECKED_AT_ONCE = 10  # listing entries checked between two turns of the event loop (about 0.3 ms)
 

@@ -37,13 +37,6 @@ from pydantic import ValidationError
 
 from skillwire.client.answers import (
     DirectoryListingItem,
-    DirectoryReadRequest,
-    DirectoryReadRequestParams,
-    DirectoryReadResult,
-    SkillsGetRequest,
-    SkillsGetResult,
-    SkillsListRequest,
-    SkillsListResult,
     UnexpectedResponse,
     content_bytes,
     directory_item,
@@ -57,7 +50,20 @@ from skillwire.core.errors import ResponseTooLarge, SkillwireError
 from skillwire.core.hosting.entry import InvalidEntry, SkillEntry, parse_entry
 from skillwire.core.hosting.limits import DEFAULT_LIMITS, ClientLimits
 from skillwire.core.uri import same_uri
-from skillwire.core.wire import DIRECTORY_READ, EXTENSION_ID, RESOURCES_READ, SKILLS_GET, SkillsGetParams
+from skillwire.core.wire import (
+    DIRECTORY_READ,
+    EXTENSION_ID,
+    RESOURCES_READ,
+    SKILLS_GET,
+    DirectoryReadRequest,
+    DirectoryReadRequestParams,
+    DirectoryReadResult,
+    SkillsGetParams,
+    SkillsGetRequest,
+    SkillsGetResult,
+    SkillsListRequest,
+    SkillsListResult,
+)
 
 logger = logging.getLogger(__name__)
 
