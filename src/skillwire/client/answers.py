@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from skillwire.core.errors import SkillwireError
 from skillwire.core.mime import DIRECTORY_MIME_TYPE
+from skillwire.core.uri import normal_uri, same_uri
 from skillwire.core.wire import RESOURCES_READ
 
 
@@ -52,11 +53,12 @@ class DirectoryListingItem:
 
 
 def content_bytes(uri: str, contents: Sequence[TextResourceContents | BlobResourceContents]) -> bytes:
-    """The bytes of the one content item a resources/read result must hold (for `uri`, and nothing else)."""
+    """The bytes of the one content item a resources/read result must hold (for `uri` in any spelling `same_uri`
+    accepts, and nothing else)."""
     if len(contents) != 1:
         raise UnexpectedResponse(RESOURCES_READ, f"expected one content item, got {len(contents)}", uri=uri)
     item = contents[0]
-    if item.uri != uri:
+    if not same_uri(item.uri, uri):
         raise UnexpectedResponse(RESOURCES_READ, f"the content item is for {item.uri[:200]!r}", uri=uri)
     if isinstance(item, TextResourceContents):
         try:
@@ -71,14 +73,20 @@ def content_bytes(uri: str, contents: Sequence[TextResourceContents | BlobResour
 
 
 def directory_item(directory: str, raw: object) -> DirectoryListingItem | None:
-    """A child of `directory` from its wire form, or None if it is not a direct child with a uri."""
+    """A child of `directory` from its wire form, or None if it is not a direct child with a uri.
+
+    Compared in normal form (`core.uri.normal_uri`): a child spelled another way than the directory asked for
+    (raw UTF-8, lowercase `%xx`) is still its child. The item keeps the uri as the server sent it."""
     if not isinstance(raw, dict):
         return None
     uri = raw.get("uri")
-    prefix = directory + "/"
-    if not isinstance(uri, str) or not uri.startswith(prefix):
+    if not isinstance(uri, str):
         return None
-    tail = uri[len(prefix) :]
+    prefix = normal_uri(directory) + "/"
+    normal = normal_uri(uri)
+    if not normal.startswith(prefix):
+        return None
+    tail = normal[len(prefix) :]
     if tail in ("", ".", "..") or "/" in tail:
         return None
     name, mime, size, description = raw.get("name"), raw.get("mimeType"), raw.get("size"), raw.get("description")

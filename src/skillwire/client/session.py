@@ -49,7 +49,7 @@ from skillwire.client.paging import Progress
 from skillwire.core.errors import ResponseTooLarge, SkillwireError
 from skillwire.core.hosting.entry import InvalidEntry, SkillEntry, parse_entry
 from skillwire.core.hosting.limits import DEFAULT_LIMITS, ClientLimits
-from skillwire.core.uri import same_uri
+from skillwire.core.uri import normal_uri, same_uri
 from skillwire.core.wire import (
     DIRECTORY_READ,
     EXTENSION_ID,
@@ -310,10 +310,10 @@ class SkillsClient:
                 item = directory_item(uri, raw)
                 if item is None:
                     strangers += 1
-                elif item.uri in items:
+                elif (key := normal_uri(item.uri)) in items:  # one child in two spellings is listed twice
                     repeats += 1
                 else:
-                    items[item.uri] = item
+                    items[key] = item
             if strangers or repeats:
                 logger.warning(
                     "resources/directory/read %s: dropped %d children that are not direct children, %d listed twice",
