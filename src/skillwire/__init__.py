@@ -1,7 +1,7 @@
 """skillwire: serve and consume Agent Skills over MCP (the `io.modelcontextprotocol/skills` extension).
 
 Both halves import from here, and only from here: the server (`SkillsExtension`, `SkillService`, `FolderSource`)
-and the host (`Host`, its prompts, approval stores, cache, errors and model tools).
+and the host (`Host`, its prompts, approval stores, caches, errors and model tools).
 
     skills = SkillsExtension.from_paths(["skills/"])
     skills.install(server)          # an MCPServer or a low-level mcp Server: everything, in one call
@@ -19,6 +19,8 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; `_LAZY` below must name the same modules (a test checks)
+    from skillwire.cache.memory import MemoryCache
+    from skillwire.cache.port import ContentCache
     from skillwire.cache.store import SkillCache
     from skillwire.client.session import SkillsClient
     from skillwire.core.catalog import Catalog, Refusal
@@ -105,6 +107,7 @@ __all__ = [
     "CatalogItem",
     "ClientLimits",
     "CompositeSource",
+    "ContentCache",
     "ContentChange",
     "CrossOriginReadRequest",
     "DenyAll",
@@ -129,6 +132,7 @@ __all__ = [
     "LoadedSkill",
     "LocalSkill",
     "MemoryApprovalStore",
+    "MemoryCache",
     "MemorySource",
     "NameRuleError",
     "NotLoaded",
@@ -169,6 +173,8 @@ __all__ = [
 ]
 
 _LAZY: dict[str, str] = {
+    "MemoryCache": "skillwire.cache.memory",
+    "ContentCache": "skillwire.cache.port",
     "SkillCache": "skillwire.cache.store",
     "Catalog": "skillwire.core.catalog",
     "Refusal": "skillwire.core.catalog",

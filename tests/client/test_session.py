@@ -376,6 +376,51 @@ async def test_read_refuses_results_it_cannot_trust(contents: list[dict[str, Any
     assert problem in str(caught.value)
 
 
+# One URI equality on the host side (`core.uri.same_uri`): another spelling of the uri asked for is that uri.
+ASKED = "skill://a/caf%C3%A9.md"
+RESPELLED = ("skill://a/caf%c3%a9.md", "skill://a/café.md", "skill://%61/caf%C3%A9.md")
+
+
+@pytest.mark.parametrize("spelling", RESPELLED)
+async def test_read_takes_a_content_item_for_another_spelling_of_the_uri(spelling: str) -> None:
+    """skillwire choice (RFC 3986 6.2.2, as `same_uri` reads it): a content item whose uri differs from the one
+    asked only in percent-encoding case, needless encoding or raw UTF-8 is for that uri, and its bytes are read."""
+    fake = FakeServer({})
+    fake.handle("resources/read", ReadResourceRequestParams, lambda p: {"contents": [{"uri": spelling, "text": "é"}]})
+    async with SkillsClient.connect(fake.server) as client:
+        assert await client.read(ASKED) == "é".encode()
+
+
+async def test_directory_read_keeps_children_spelled_another_way() -> None:
+    """skillwire choice: a child spelled another way than the directory asked for is still its child (kept with
+    the uri the server sent), and one child in two spellings is listed once."""
+    fake = FakeServer({"directoryRead": True})
+    children = [
+        {"uri": "skill://a/café/x.md", "name": "x.md"},
+        {"uri": "skill://a/caf%c3%a9/y.md", "name": "y.md"},
+        {"uri": "skill://a/caf%C3%A9/%78.md", "name": "x.md again"},
+    ]
+    fake.handle("resources/directory/read", DirectoryReadParams, lambda p: {"resources": children})
+    async with SkillsClient.connect(fake.server) as client:
+        items = await client.read_directory("skill://a/caf%C3%A9")
+    assert [(i.uri, i.name) for i in items] == [("skill://a/café/x.md", "x.md"), ("skill://a/caf%c3%a9/y.md", "y.md")]
+
+
+async def test_one_skill_listed_in_two_spellings_is_listed_once() -> None:
+    """skillwire choice: two entries whose uris `same_uri` holds equal are one skill listed twice; the first is kept."""
+    first, second = good_entry("one"), good_entry("one")
+    for entry, uri in ((first, "skill://docs/one/SKILL.md"), (second, "skill://d%6Fcs/one/SKILL.md")):
+        entry["uri"] = entry["resources"][0]["uri"] = uri
+    fake = FakeServer({})
+    fake.handle("skills/list", SkillsListParams, lambda p: {"skills": [first, second]})
+    async with SkillsClient.connect(fake.server) as client:
+        listing = await client.list_entries()
+    assert [e.uri for e in listing.entries] == ["skill://docs/one/SKILL.md"]
+    assert [(p.uri, p.reason) for p in listing.problems] == [
+        ("skill://d%6Fcs/one/SKILL.md", "listed more than once; the first entry is kept")
+    ]
+
+
 async def test_read_decodes_a_blob() -> None:
     """Spec (base Resources): a blob is base64 of the raw bytes; `read` returns those bytes."""
     fake = FakeServer({})

@@ -414,9 +414,9 @@ async def test_the_disk_cache_serves_verified_bytes_and_refetches_tampered_ones(
 ) -> None:
     """Spec SHOULD (Lazy Retrieval): a cached file whose digest matches is served without fetching again.
     Spec MUST (Cache integrity): every cached file is re-verified on use; one that no longer matches is fetched
-    again and verified."""
+    again and verified. The disk alone: memory, asked first, would answer before the disk is (memory_cache_bytes=0)."""
     cache = SkillCache(tmp_path / "cache")
-    async with docs_host("stdio", skills_dir, prompt=ScriptedPrompt(), cache=cache) as host:
+    async with docs_host("stdio", skills_dir, prompt=ScriptedPrompt(), cache=cache, memory_cache_bytes=0) as host:
         reads = host.client("docs").reads
         await host.load_skill("docs:pdf-processing")
         await host.read_skill_file("docs:pdf-processing", "templates/invoice.md")
@@ -858,7 +858,7 @@ async def test_a_relisting_that_changes_a_skill_revokes_its_approval() -> None:
         await host.load_skill("h:pdf-processing")
         assert [r.reason for r in prompt.skills] == ["new", "changed"]
         assert await host.read_skill_file("h:pdf-processing", "templates/credit-note.md") == extra
-    assert server.reads() == [PDF, PDF, CREDIT_NOTE]
+    assert server.reads() == [PDF, CREDIT_NOTE], "SKILL.md kept its digest: loaded again from memory"
 
 
 # -- what a server may send (issue 9, holes 4 and 5) -----------------------------------------------------------------

@@ -1,10 +1,10 @@
-"""The extension's requests as the client sends them, and the checks that turn a server's answers into values.
+"""The client's checks that turn a server's answers into values (the wire shapes themselves are `core.wire`'s).
 
 An answer is hostile input: whatever the spec does not allow becomes `UnexpectedResponse` (the peer is wrong, not
 us), naming the method and the problem. Results keep every key the server sent, so the checks here name the fault.
 
-    result = await client.session.send_request(SkillsGetRequest(params=params), SkillsGetResult)
     data = content_bytes(uri, read_result.contents)       # the one content item's bytes, or UnexpectedResponse
+    item = directory_item(directory, raw)                 # a direct child, or None
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ import base64
 import binascii
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
 
-from mcp_types import BlobResourceContents, PaginatedRequestParams, Request, Result, TextResourceContents
-from pydantic import ConfigDict, ValidationError
+from mcp_types import BlobResourceContents, TextResourceContents
+from pydantic import ValidationError
 
 from skillwire.core.errors import SkillwireError
 from skillwire.core.mime import DIRECTORY_MIME_TYPE
-from skillwire.core.wire import RESOURCES_READ, SkillsGetParams
+from skillwire.core.uri import normal_uri, same_uri
+from skillwire.core.wire import RESOURCES_READ
 
 
 class UnexpectedResponse(SkillwireError):
@@ -49,57 +49,16 @@ class DirectoryListingItem:
         return self.mime_type == DIRECTORY_MIME_TYPE
 
 
-# -- the extension's requests and results on the wire ------------------------------------------------------------------
-
-
-class SkillsListRequest(Request[PaginatedRequestParams | None, Literal["skills/list"]]):
-    method: Literal["skills/list"] = "skills/list"
-    params: PaginatedRequestParams | None = None
-
-
-class SkillsGetRequest(Request[SkillsGetParams, Literal["skills/get"]]):
-    method: Literal["skills/get"] = "skills/get"
-    params: SkillsGetParams
-
-
-class DirectoryReadRequestParams(PaginatedRequestParams):
-    uri: str
-
-
-class DirectoryReadRequest(Request[DirectoryReadRequestParams, Literal["resources/directory/read"]]):
-    method: Literal["resources/directory/read"] = "resources/directory/read"
-    params: DirectoryReadRequestParams
-
-
-class _OpenResult(Result):
-    """Keeps every key the server sent; fields are `Any` so the client checks them and names the problem."""
-
-    model_config = ConfigDict(extra="allow")
-
-
-class SkillsListResult(_OpenResult):
-    skills: Any = None
-    next_cursor: Any = None
-
-
-class SkillsGetResult(_OpenResult):
-    skill: Any = None
-
-
-class DirectoryReadResult(_OpenResult):
-    resources: Any = None
-    next_cursor: Any = None
-
-
 # -- checks ------------------------------------------------------------------------------------------------------------
 
 
 def content_bytes(uri: str, contents: Sequence[TextResourceContents | BlobResourceContents]) -> bytes:
-    """The bytes of the one content item a resources/read result must hold (for `uri`, and nothing else)."""
+    """The bytes of the one content item a resources/read result must hold (for `uri` in any spelling `same_uri`
+    accepts, and nothing else)."""
     if len(contents) != 1:
         raise UnexpectedResponse(RESOURCES_READ, f"expected one content item, got {len(contents)}", uri=uri)
     item = contents[0]
-    if item.uri != uri:
+    if not same_uri(item.uri, uri):
         raise UnexpectedResponse(RESOURCES_READ, f"the content item is for {item.uri[:200]!r}", uri=uri)
     if isinstance(item, TextResourceContents):
         try:
@@ -114,14 +73,20 @@ def content_bytes(uri: str, contents: Sequence[TextResourceContents | BlobResour
 
 
 def directory_item(directory: str, raw: object) -> DirectoryListingItem | None:
-    """A child of `directory` from its wire form, or None if it is not a direct child with a uri."""
+    """A child of `directory` from its wire form, or None if it is not a direct child with a uri.
+
+    Compared in normal form (`core.uri.normal_uri`): a child spelled another way than the directory asked for
+    (raw UTF-8, lowercase `%xx`) is still its child. The item keeps the uri as the server sent it."""
     if not isinstance(raw, dict):
         return None
     uri = raw.get("uri")
-    prefix = directory + "/"
-    if not isinstance(uri, str) or not uri.startswith(prefix):
+    if not isinstance(uri, str):
         return None
-    tail = uri[len(prefix) :]
+    prefix = normal_uri(directory) + "/"
+    normal = normal_uri(uri)
+    if not normal.startswith(prefix):
+        return None
+    tail = normal[len(prefix) :]
     if tail in ("", ".", "..") or "/" in tail:
         return None
     name, mime, size, description = raw.get("name"), raw.get("mimeType"), raw.get("size"), raw.get("description")

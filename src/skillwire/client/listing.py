@@ -18,12 +18,13 @@ import anyio
 import anyio.lowlevel
 from anyio.abc import TaskGroup
 
-from skillwire.client.answers import SkillsListResult, UnexpectedResponse
+from skillwire.client.answers import UnexpectedResponse
 from skillwire.client.paging import Progress
 from skillwire.core.errors import ResponseTooLarge
 from skillwire.core.hosting.entry import InvalidEntry, SkillEntry, parse_entry
 from skillwire.core.hosting.limits import ClientLimits
-from skillwire.core.wire import SKILLS_LIST
+from skillwire.core.uri import normal_uri
+from skillwire.core.wire import SKILLS_LIST, SkillsListResult
 
 _CHECKED_AT_ONCE = 10  # listing entries checked between two turns of the event loop (about 0.3 ms)
 
@@ -70,10 +71,11 @@ class _Walk:
             except InvalidEntry as problem:
                 self.problems.append(problem)
                 continue
-            if entry.uri in self.listed:
+            key = normal_uri(entry.uri)  # one skill in two spellings (`same_uri`) is one skill listed twice
+            if key in self.listed:
                 self.problems.append(InvalidEntry(entry.uri, "listed more than once; the first entry is kept"))
                 continue
-            self.listed.add(entry.uri)
+            self.listed.add(key)
             self.entries.append(entry)
             added += 1
         self.counted += len(raws)

@@ -37,13 +37,6 @@ from pydantic import ValidationError
 
 from skillwire.client.answers import (
     DirectoryListingItem,
-    DirectoryReadRequest,
-    DirectoryReadRequestParams,
-    DirectoryReadResult,
-    SkillsGetRequest,
-    SkillsGetResult,
-    SkillsListRequest,
-    SkillsListResult,
     UnexpectedResponse,
     content_bytes,
     directory_item,
@@ -56,8 +49,21 @@ from skillwire.client.paging import Progress
 from skillwire.core.errors import ResponseTooLarge, SkillwireError
 from skillwire.core.hosting.entry import InvalidEntry, SkillEntry, parse_entry
 from skillwire.core.hosting.limits import DEFAULT_LIMITS, ClientLimits
-from skillwire.core.uri import same_uri
-from skillwire.core.wire import DIRECTORY_READ, EXTENSION_ID, RESOURCES_READ, SKILLS_GET, SkillsGetParams
+from skillwire.core.uri import normal_uri, same_uri
+from skillwire.core.wire import (
+    DIRECTORY_READ,
+    EXTENSION_ID,
+    RESOURCES_READ,
+    SKILLS_GET,
+    DirectoryReadRequest,
+    DirectoryReadRequestParams,
+    DirectoryReadResult,
+    SkillsGetParams,
+    SkillsGetRequest,
+    SkillsGetResult,
+    SkillsListRequest,
+    SkillsListResult,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -304,10 +310,10 @@ class SkillsClient:
                 item = directory_item(uri, raw)
                 if item is None:
                     strangers += 1
-                elif item.uri in items:
+                elif (key := normal_uri(item.uri)) in items:  # one child in two spellings is listed twice
                     repeats += 1
                 else:
-                    items[item.uri] = item
+                    items[key] = item
             if strangers or repeats:
                 logger.warning(
                     "resources/directory/read %s: dropped %d children that are not direct children, %d listed twice",

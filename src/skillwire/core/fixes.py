@@ -50,6 +50,14 @@ FIXES: Final[Mapping[str, str]] = MappingProxyType(
         "description-format": "make 'description' a string of 1-1024 characters",
         "limit-files": "split the skill, or ignore build output in .skillwireignore",
         "limit-size": "split the skill, or move large assets out of it",
+        # git sources: what a commit's tree holds that a folder on disk cannot
+        "submodule": "serve the submodule's repository as a source of its own, or copy its files in",
+        "tree-entry-invalid": "rewrite the commit without the entry: git itself never writes such a name",
+        "tree-too-deep": "flatten the folders: nest them at most 256 deep",
+        "tree-too-large": "serve a smaller repository, or fewer links to folders (each link walks its folder again)",
+        # generated and package sources
+        "duplicate-path": "give each generated skill its own path",
+        "package-unreadable": "fix the distribution's 'skillwire.skills' entry point, or reinstall the distribution",
         **{rule.id: rule.fix for rule in OPTIONAL_FIELD_RULES},  # license, compatibility, metadata, allowed-tools
     }
 )

@@ -1,18 +1,22 @@
-"""Method names, settings and request shapes of the Skills extension on the wire.
+"""Method names, settings, and the request and result shapes of the Skills extension on the wire: one module for both
+sides (the server reads the params, the client sends the requests and reads the results).
 
 The only core module that touches the SDK's types. Params models accept any
 JSON for the fields they carry and the handlers check them, so that a malformed
 request gets -32602 with a message naming the field rather than a generic one.
+Result models keep every key the server sent, with fields typed `Any`: the
+client's checks (`client/answers.py`) turn them into values and name the fault.
 
     EXTENSION_ID                      # 'io.modelcontextprotocol/skills'
     SkillsGetParams.model_validate({"uri": "skill://a/SKILL.md"})
+    await session.send_request(SkillsGetRequest(params=SkillsGetParams(uri=uri)), SkillsGetResult)
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Final, Literal
 
-from mcp_types import RequestParams
+from mcp_types import PaginatedRequestParams, Request, RequestParams, Result
 from pydantic import ConfigDict
 
 EXTENSION_ID: Final = "io.modelcontextprotocol/skills"
@@ -65,3 +69,59 @@ class DirectoryReadParams(_LooseParams):
 
     uri: Any = None
     cursor: Any = None
+
+
+# -- the requests a client sends, and the results it reads -------------------------------------------------------------
+
+
+class SkillsListRequest(Request[PaginatedRequestParams | None, Literal["skills/list"]]):
+    """`skills/list`, with an optional cursor."""
+
+    method: Literal["skills/list"] = "skills/list"
+    params: PaginatedRequestParams | None = None
+
+
+class SkillsGetRequest(Request[SkillsGetParams, Literal["skills/get"]]):
+    """`skills/get` for one SKILL.md URI."""
+
+    method: Literal["skills/get"] = "skills/get"
+    params: SkillsGetParams
+
+
+class DirectoryReadRequestParams(PaginatedRequestParams):
+    """`resources/directory/read` params as a client sends them: a directory URI and an optional cursor."""
+
+    uri: str
+
+
+class DirectoryReadRequest(Request[DirectoryReadRequestParams, Literal["resources/directory/read"]]):
+    """`resources/directory/read` for one directory URI."""
+
+    method: Literal["resources/directory/read"] = "resources/directory/read"
+    params: DirectoryReadRequestParams
+
+
+class _OpenResult(Result):
+    """Keeps every key the server sent; fields are `Any` so the client checks them and names the problem."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class SkillsListResult(_OpenResult):
+    """A `skills/list` answer: `skills` and `nextCursor`, unchecked."""
+
+    skills: Any = None
+    next_cursor: Any = None
+
+
+class SkillsGetResult(_OpenResult):
+    """A `skills/get` answer: `skill`, unchecked."""
+
+    skill: Any = None
+
+
+class DirectoryReadResult(_OpenResult):
+    """A `resources/directory/read` answer: `resources` and `nextCursor`, unchecked."""
+
+    resources: Any = None
+    next_cursor: Any = None

@@ -29,7 +29,8 @@ import anyio
 import httpx2
 from mcp.shared.exceptions import MCPError
 
-from skillwire.cache.store import SkillCache
+from skillwire.cache.memory import DEFAULT_MEMORY_CACHE_BYTES, MemoryCache
+from skillwire.cache.port import ContentCache
 from skillwire.client.session import DEFAULT_TIMEOUT_S, SkillsClient, Target
 from skillwire.core.errors import UnlistedResource
 from skillwire.core.hosting.approvals import (
@@ -90,6 +91,13 @@ class Host:
     of the host's task group, so servers can be added and removed in any order. `limits`
     caps what each server may send (listing pages, entries and bytes; bytes per answer) and how
     long a listing may go on, in all and without adding a skill.
+
+    Verified files are kept in memory (Lazy Retrieval: hosts SHOULD cache what they retrieve): a file read
+    again while the held entry lists the same digest sends no `resources/read`. `memory_cache_bytes` bounds
+    it (32 MiB by default, least recently used dropped first; a file over an eighth of it is not kept; see
+    `MemoryCache`); `memory_cache_bytes=0` turns it off, and every read goes to the server. `cache` adds a
+    store behind it, such as the disk `SkillCache` (opt-in, outlives the host, re-hashed on every access):
+    memory is asked first, so a file is read and re-hashed from disk at most once while memory holds it.
     """
 
     def __init__(
@@ -97,7 +105,8 @@ class Host:
         *,
         prompt: ApprovalPrompt | None = None,
         approvals: ApprovalStore | None = None,
-        cache: SkillCache | None = None,
+        cache: ContentCache | None = None,
+        memory_cache_bytes: int = DEFAULT_MEMORY_CACHE_BYTES,
         local_skills: Sequence[LocalSkill] = (),
         allow_dynamic: bool = False,
         limits: ClientLimits = DEFAULT_LIMITS,
@@ -107,7 +116,9 @@ class Host:
         self.registry = Registry()
         self.registry.set_local(local_skills)
         self._connections = Connections(limits)
-        self._reads = Reads(self._connections, self.registry, approvals or MemoryApprovalStore(), cache, limits)
+        memory = MemoryCache(memory_cache_bytes) if memory_cache_bytes != 0 else None  # a negative bound: ValueError
+        store = approvals or MemoryApprovalStore()
+        self._reads = Reads(self._connections, self.registry, store, cache, limits, memory=memory)
 
     # The settings live with the parts that use them; set here, they apply from the next call on.
     @property
@@ -119,12 +130,18 @@ class Host:
         self._reads.approvals = store
 
     @property
-    def cache(self) -> SkillCache | None:
+    def cache(self) -> ContentCache | None:
+        """The store behind the memory cache (the disk `SkillCache`, say), or None."""
         return self._reads.cache
 
     @cache.setter
-    def cache(self, cache: SkillCache | None) -> None:
+    def cache(self, cache: ContentCache | None) -> None:
         self._reads.cache = cache
+
+    @property
+    def memory_cache(self) -> MemoryCache | None:
+        """The verified files kept in memory (None when `memory_cache_bytes=0`)."""
+        return self._reads.memory
 
     @property
     def limits(self) -> ClientLimits:
@@ -178,7 +195,7 @@ class Host:
             raise
 
     async def remove_server(self, label: str) -> None:
-        """Disconnect, forget its skills and approvals, and delete its cached content."""
+        """Disconnect, forget its skills, approvals and files in memory, and delete its cached content."""
         await self._connections.close(label)
         self.registry.remove_origin(label)
         self.approvals.remove_origin(label)

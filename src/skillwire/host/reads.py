@@ -2,8 +2,11 @@
 
 Integrity and Verification (verify before use; on failure refresh, re-approve if the set changed) told once, here.
 
-    reads = Reads(connections, registry, approvals, cache, limits)
+    reads = Reads(connections, registry, approvals, cache, limits, memory=MemoryCache())
     data = await reads.fetch_verified(key, entry, entry.skill_md)  # or SkillChanged, with the approval revoked
+
+A read is answered from memory first (`MemoryCache`), then from `cache` (the disk `SkillCache`, opt-in; a hit there
+is kept in memory too), and only then fetched; a fetched file is kept in both once every check passed.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ from collections.abc import Awaitable, Callable
 
 from mcp.shared.exceptions import MCPError
 
-from skillwire.cache.store import SkillCache
+from skillwire.cache.memory import MemoryCache
+from skillwire.cache.port import ContentCache
 from skillwire.core.errors import ResponseTooLarge, SkillwireError, VerificationError
 from skillwire.core.hosting.approvals import ApprovalStore, ContentChange, NeedsApproval, check, diff_content
 from skillwire.core.hosting.entry import EntryResource, SkillEntry
@@ -44,23 +48,28 @@ class Reads:
         connections: Connections,
         registry: Registry,
         approvals: ApprovalStore,
-        cache: SkillCache | None,
+        cache: ContentCache | None,
         limits: ClientLimits,
+        *,
+        memory: MemoryCache | None = None,
     ) -> None:
         self._connections = connections
         self._registry = registry
         self.approvals = approvals  # public: `Host.approvals`, `.cache` and `.limits` read and set these
         self.cache = cache
+        self.memory = memory
         self.limits = limits
         self.windows: dict[SkillKey, ActingWindow] = {}
         self.suspended: dict[SkillKey, ContentChange] = {}
         self.revoked: dict[SkillKey, frozenset[tuple[str, str]]] = {}
 
     def forget_origin(self, label: str) -> None:
-        """Drop every window and revoked set of a removed server."""
+        """Drop every window, revoked set and file in memory of a removed server."""
         for table in (self.windows, self.suspended, self.revoked):
             for key in [k for k in table if k.origin == label]:
                 del table[key]
+        if self.memory is not None:
+            self.memory.remove_origin(label)
 
     def observe(self, key: SkillKey, entry: SkillEntry) -> None:
         """A fresh entry from skills/list or skills/get: an approval that no longer covers it is revoked.
@@ -92,28 +101,40 @@ class Reads:
         return data
 
     async def fetch_verified(self, key: SkillKey, entry: SkillEntry, record: EntryResource) -> bytes:
-        """Bytes of a listed file: from the cache if they still hash to the entry, else fetched and verified."""
-        if self.cache is not None:
-            cached = self.cache.get(key.origin, record)
-            if cached is not None:
-                return cached
+        """Bytes of a listed file: from a cache if they are the record's (size and digest), else fetched and
+        verified. SKILL.md's frontmatter is checked against the held entry either way."""
+        data = self._cached(key.origin, record)
+        fetched = data is None
+        if data is None:
+            try:
+                data = await self._connections.get(key.origin).read(record.uri, record.size)
+            except (ReadFailed, VerificationError) as err:
+                # Reading Directories: a listed file the server no longer serves; "the same refresh applies".
+                # An answer cut off past the listed size (ResponseTooLarge) is a verification failure too.
+                await self.after_failure(key, entry, err)
+                raise
         try:
-            data = await self._connections.get(key.origin).read(record.uri, record.size)
-        except (ReadFailed, VerificationError) as err:
-            # Reading Directories: a listed file the server no longer serves; "the same refresh applies".
-            # An answer cut off past the listed size (ResponseTooLarge) is a verification failure too.
-            await self.after_failure(key, entry, err)
-            raise
-        try:
-            verify_bytes(record, data)
+            if fetched:
+                verify_bytes(record, data)
             if same_uri(record.uri, entry.uri):
-                # Every check before the cache: bytes whose frontmatter the host refused never reach the disk.
+                # Every check before the cache: bytes whose frontmatter the host refused are never kept.
                 verify_frontmatter(entry, data)
         except VerificationError as err:
             await self.after_failure(key, entry, err)
             raise
-        if self.cache is not None:
-            self.cache.put(key.origin, record, data)
+        if fetched:
+            for store in (self.memory, self.cache):
+                if store is not None:
+                    store.put(key.origin, record, data)
+        return data
+
+    def _cached(self, origin: str, record: EntryResource) -> bytes | None:
+        """`record`'s bytes from memory, else from `cache` (then kept in memory too), else None."""
+        data = self.memory.get(origin, record) if self.memory is not None else None
+        if data is None and self.cache is not None:
+            data = self.cache.get(origin, record)
+            if data is not None and self.memory is not None:
+                self.memory.put(origin, record, data)
         return data
 
     async def after_failure(self, key: SkillKey, held: SkillEntry, err: SkillwireError) -> None:
