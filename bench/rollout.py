@@ -128,7 +128,8 @@ class Reader:
 
     async def run(self, stop: anyio.Event) -> None:
         """Read until `stop`, then load every changed skill once more (`tally.final`)."""
-        async with Host(prompt=ApproveLoads()) as host:
+        # No memory cache: every read goes to the fleet, which is what is measured.
+        async with Host(prompt=ApproveLoads(), memory_cache_bytes=0) as host:
             await host.add_server(LABEL, self.url)
             # Handles, not `label:uri` refs: the registry resolves a URI by comparing it with every skill's.
             self._handles = {item.uri: item.handle for item in host.catalog()}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
 import pytest
 
 from skillwire.cache import MemoryCache, SkillCache
@@ -147,3 +148,32 @@ async def test_removing_a_server_forgets_its_files_in_memory() -> None:
         await host.read_skill_file(SKILL, "templates/invoice.md")
         assert host.registry.get(SkillKey("h", PDF)) is not None
     assert server.reads() == [PDF, INVOICE, PDF, INVOICE]
+
+
+async def test_reads_answered_from_memory_still_let_other_tasks_run() -> None:
+    """skillwire choice: a hit does no I/O, yet each read still yields to the event loop once, so a caller reading
+    cached files in a loop cannot starve the tasks beside it (a rollout reader once spun forever on cached reads
+    while the timer that would stop it never ran)."""
+    server = h.build_hostile_server("honest")
+    turns = 0
+
+    async def beside() -> None:
+        nonlocal turns
+        while True:
+            turns += 1
+            await anyio.sleep(0)
+
+    async with Host(prompt=ApproveLoads()) as host:
+        await host.add_server("h", server.server)
+        await host.load_skill(SKILL)
+        await host.read_skill_file(SKILL, "templates/invoice.md")
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(beside)
+            await anyio.sleep(0)
+            before = turns
+            for _ in range(20):
+                await host.read_skill_file(SKILL, "templates/invoice.md")
+            during = turns - before
+            tasks.cancel_scope.cancel()
+    assert server.reads() == [PDF, INVOICE]
+    assert during >= 10, during

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
+import anyio.lowlevel
 from mcp.shared.exceptions import MCPError
 
 from skillwire.cache.memory import MemoryCache
@@ -105,7 +106,10 @@ class Reads:
         verified. SKILL.md's frontmatter is checked against the held entry either way."""
         data = self._cached(key.origin, record)
         fetched = data is None
-        if data is None:
+        if data is not None:
+            # A hit answers without I/O: still let other tasks run, or a caller reading in a loop starves them
+            await anyio.lowlevel.checkpoint()
+        else:
             try:
                 data = await self._connections.get(key.origin).read(record.uri, record.size)
             except (ReadFailed, VerificationError) as err:
