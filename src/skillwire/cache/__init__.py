@@ -8,8 +8,6 @@ cache.put("docs-server", resource, data)       # refuses bytes that do not match
 from skillwire.cache.store import (
     AGENT_FOLDERS,
     MARKER_NAME,
-    CacheError,
-    CacheLocationRefused,
     SkillCache,
     default_root,
     location_problem,
@@ -18,8 +16,6 @@ from skillwire.cache.store import (
 __all__ = [
     "AGENT_FOLDERS",
     "MARKER_NAME",
-    "CacheError",
-    "CacheLocationRefused",
     "SkillCache",
     "default_root",
     "location_problem",
