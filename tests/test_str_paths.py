@@ -21,7 +21,7 @@ from skillwire import (
     SkillCache,
     SkillsExtension,
 )
-from skillwire.cache.store import CacheLocationRefused
+from skillwire.core.errors import CacheLocationRefused
 from skillwire.core.hosting.registry import SkillKey
 from skillwire.sources.git.source import GitSource
 from tests.support.git_repos import commit_folder

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from skillwire.cache import MARKER_NAME, CacheError, CacheLocationRefused, SkillCache, default_root, location_problem
-from skillwire.core.errors import DigestMismatch, InvalidSkillUri, SizeMismatch
+from skillwire.cache import MARKER_NAME, SkillCache, default_root, location_problem
+from skillwire.core.errors import CacheError, CacheLocationRefused, DigestMismatch, InvalidSkillUri, SizeMismatch
 from skillwire.core.hosting.entry import EntryResource
 from tests.support.victims import snapshot, victim_folder
 

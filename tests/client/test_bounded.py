@@ -15,10 +15,10 @@ from typing import Literal
 import anyio
 import pytest
 from mcp.shared.exceptions import MCPError
-from mcp_types import PARSE_ERROR
+from mcp_types import CONNECTION_CLOSED, PARSE_ERROR
 
 from skillwire.client import SkillsClient
-from skillwire.core.errors import ResponseTooLarge, VerificationError
+from skillwire.core.errors import RequestFailed, ResponseTooLarge, VerificationError
 from skillwire.core.hosting.limits import DEFAULT_LIMITS, ClientLimits
 from tests.support import hostile as h
 from tests.support.flood import hostile_command, hostile_http
@@ -86,9 +86,11 @@ async def test_a_gzip_bomb_is_never_inflated() -> None:
     flood = ("--flood-bytes", str(256 * MIB), "--gzip")
     with anyio.fail_after(FREEZE_TIMEOUT_S), hostile_http("huge-listing", *flood) as url:
         async with SkillsClient.connect(url) as client:
-            with pytest.raises(MCPError) as caught:
+            with pytest.raises(RequestFailed) as caught:
                 await client.list_entries()
-    assert caught.value.error.code == PARSE_ERROR
+    assert (caught.value.method, caught.value.code) == ("skills/list", PARSE_ERROR)
+    assert caught.value.message.startswith("Failed to parse JSON response")  # the SDK's words: the body was gzip
+    assert isinstance(caught.value.__cause__, MCPError)
 
 
 @pytest.mark.parametrize("wire", WIRES)
@@ -103,8 +105,13 @@ async def test_an_endless_answer_is_cut_off_instead_of_exhausting_memory(wire: W
             else:
                 # Nothing could follow a stdout line that never ends: the connection ends instead of stalling
                 # every later request until its timeout.
-                with pytest.raises(MCPError, match="Connection closed"):
+                with pytest.raises(RequestFailed) as closed:
                     await client.get_entry(HUGE_URI)
+                assert (closed.value.method, closed.value.code, closed.value.message) == (
+                    "skills/get",
+                    CONNECTION_CLOSED,
+                    "Connection closed",
+                )
 
 
 async def test_a_read_with_no_listed_size_is_bounded_by_max_read_bytes() -> None:

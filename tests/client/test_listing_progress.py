@@ -22,9 +22,7 @@ import pytest
 from bench.generate import generate
 
 from skillwire.client import SkillsClient
-from skillwire.client.answers import UnexpectedResponse
-from skillwire.core.errors import ResponseTooLarge
-from skillwire.core.hosting.entry import InvalidEntry
+from skillwire.core.errors import InvalidEntry, ResponseTooLarge, UnexpectedResponse
 from skillwire.core.hosting.limits import DEFAULT_LIMITS, ClientLimits
 from skillwire.host.host import Host, IncompleteListing
 from tests.support.flood import hostile_command, hostile_http

@@ -10,7 +10,7 @@ import base64
 import hashlib
 import shlex
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Literal
@@ -23,13 +23,14 @@ from mcp_types import ReadResourceRequestParams
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from skillwire import EXTENSION_ID, ServeOptions, SkillsExtension
-from skillwire.client import (
+from skillwire.client import SkillsClient
+from skillwire.core.errors import (
     DirectoryReadNotDeclared,
     ExtensionNotDeclared,
-    SkillsClient,
+    InvalidEntry,
+    RequestFailed,
     UnexpectedResponse,
 )
-from skillwire.core.hosting.entry import InvalidEntry
 from skillwire.core.wire import DirectoryReadParams, SkillsGetParams, SkillsListParams
 from skillwire.service.run import build_server
 from tests.support.servers import HttpServer, http_server
@@ -163,14 +164,20 @@ async def test_read_returns_the_exact_bytes(connect_to: Callable[..., Any], tran
 @pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_get_entry_equals_the_listed_entry(connect_to: Callable[..., Any], transport: Transport) -> None:
     """Spec MUST (Getting a Skill: the entry is identical in shape and meaning to a listing entry); an unknown
-    skill's -32602 passes through as MCPError (skillwire choice)."""
+    skill's -32602 is RequestFailed with the server's code, message and data, the SDK's MCPError its cause
+    (skillwire choice, issue 20: no SDK exception crosses the public API)."""
     async with connect_to(transport) as client:
         listing = await client.list_entries()
         for entry in listing.entries:
             assert await client.get_entry(entry.uri) == entry
-        with pytest.raises(MCPError) as caught:
+        with pytest.raises(RequestFailed) as caught:
             await client.get_entry("skill://nowhere/SKILL.md")
-        assert caught.value.code == -32602
+        failed = caught.value
+        assert (failed.method, failed.uri, failed.code) == ("skills/get", "skill://nowhere/SKILL.md", -32602)
+        assert failed.message == "No skill is served at skill://nowhere/SKILL.md"
+        assert failed.data == {"uri": "skill://nowhere/SKILL.md"}
+        assert isinstance(failed.__cause__, MCPError)
+        assert failed.__cause__.code == -32602
         assert client.reads == []
 
 
@@ -454,3 +461,64 @@ async def test_malformed_listing_is_an_unexpected_response() -> None:
     async with SkillsClient.connect(fake.server) as client:
         with pytest.raises(UnexpectedResponse, match="no `skills` array"):
             await client.list_entries()
+
+
+def refuse(params: Any) -> dict[str, Any]:
+    """A handler that answers every request with the server's own JSON-RPC error, and data."""
+    raise MCPError(-32602, "not here\u202e", {"why": "refused"})
+
+
+async def test_every_error_answer_is_request_failed() -> None:
+    """skillwire choice (issue 20): an error answer to skills/list, skills/get, resources/read or
+    resources/directory/read is RequestFailed naming the request, with the server's code, message and data; the
+    SDK's MCPError is only its cause."""
+    fake = FakeServer({"directoryRead": True})
+    fake.handle("skills/list", SkillsListParams, refuse)
+    fake.handle("skills/get", SkillsGetParams, refuse)
+    fake.handle("resources/read", ReadResourceRequestParams, refuse)
+    fake.handle("resources/directory/read", DirectoryReadParams, refuse)
+    uri = "skill://a/SKILL.md"
+    async with SkillsClient.connect(fake.server) as client:
+        calls: dict[str, tuple[Callable[[], Awaitable[object]], str | None]] = {
+            "skills/list": (client.list_entries, None),
+            "skills/get": (lambda: client.get_entry(uri), uri),
+            "resources/read": (lambda: client.read(uri, size=3), uri),
+            "resources/directory/read": (lambda: client.read_directory("skill://a"), "skill://a"),
+        }
+        for method, (call, named) in calls.items():
+            with pytest.raises(RequestFailed) as caught:
+                await call()
+            failed = caught.value
+            assert (failed.method, failed.uri, failed.code, failed.message) == (method, named, -32602, "not here\u202e")
+            assert failed.data == {"why": "refused"}
+            assert isinstance(failed.__cause__, MCPError)
+            assert "\u202e" not in str(failed)
+    assert fake.calls == list(calls)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_refused_handshake_is_request_failed(mode: str) -> None:
+    """skillwire choice (issue 20): a server that answers the handshake with an error raises RequestFailed (method
+    `connect`); an MCPError raised by the caller's own block is the caller's, and passes untouched."""
+    fake = FakeServer({})
+
+    async def turn_away(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method in ("initialize", "server/discover"):
+            raise MCPError(-32600, "no clients today")
+        return await call_next(ctx)
+
+    fake.server.middleware.insert(0, turn_away)
+    with pytest.raises(RequestFailed) as caught:
+        async with SkillsClient.connect(fake.server, mode=mode):
+            pass
+    assert (caught.value.method, caught.value.code, caught.value.message) == ("connect", -32600, "no clients today")
+    assert isinstance(caught.value.__cause__, MCPError)
+
+    own = MCPError(-1, "the caller's")
+    with pytest.raises((MCPError, ExceptionGroup)) as passed:  # as the SDK hands it on: in its task group's group
+        async with SkillsClient.connect(FakeServer({}).server, mode=mode):
+            raise own
+    leaf: BaseException = passed.value
+    while isinstance(leaf, BaseExceptionGroup):
+        leaf = leaf.exceptions[0]
+    assert leaf is own

@@ -6,7 +6,8 @@ from collections.abc import Callable
 
 import pytest
 
-from skillwire.core.catalog import Catalog, InvalidCursor, decode_cursor, encode_cursor
+from skillwire.core.catalog import Catalog, decode_cursor, encode_cursor
+from skillwire.core.errors import InvalidCursor
 from skillwire.core.manifest import Skill, SkillFile
 from skillwire.core.scoped_catalog import ScopedCatalog
 from skillwire.core.scopes import Visibility

@@ -26,7 +26,22 @@ import anyio
 import pytest
 
 from skillwire.cache.store import SkillCache
-from skillwire.core.errors import DigestMismatch, FrontmatterMismatch, ResponseTooLarge, SizeMismatch, UnlistedResource
+from skillwire.core.errors import (
+    AmbiguousSkillName,
+    ApprovalDenied,
+    DigestMismatch,
+    FrontmatterMismatch,
+    HostError,
+    InvalidEntry,
+    NotLoaded,
+    OutsideSkill,
+    ResponseTooLarge,
+    SizeMismatch,
+    SkillChanged,
+    SkillDeclined,
+    UnknownSkill,
+    UnlistedResource,
+)
 from skillwire.core.hosting.approvals import (
     Approval,
     CrossOriginReadRequest,
@@ -35,20 +50,10 @@ from skillwire.core.hosting.approvals import (
     SkillApprovalDecision,
     SkillApprovalRequest,
 )
-from skillwire.core.hosting.entry import InvalidEntry
 from skillwire.core.hosting.limits import ClientLimits
-from skillwire.core.hosting.registry import AmbiguousSkillName, LocalSkill, SkillKey, UnknownSkill
-from skillwire.core.hosting.window import OutsideSkill
+from skillwire.core.hosting.registry import LocalSkill, SkillKey
 from skillwire.host.approval_store import JsonApprovalStore
-from skillwire.host.host import (
-    ApprovalDenied,
-    Host,
-    HostError,
-    IncompleteListing,
-    NotLoaded,
-    SkillChanged,
-    SkillDeclined,
-)
+from skillwire.host.host import Host, IncompleteListing
 from tests.support import hostile as h
 from tests.support.flood import hostile_command, hostile_http
 from tests.support.servers import EXAMPLE_SKILLS, REPO_ROOT, http_server, serve_command

@@ -17,8 +17,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
-from skillwire.core.errors import DigestMismatch, FrontmatterMismatch, SizeMismatch
-from skillwire.core.hosting.entry import InvalidEntry, SkillEntry, parse_entry
+from skillwire.core.errors import DigestMismatch, FrontmatterMismatch, InvalidEntry, SizeMismatch
+from skillwire.core.hosting.entry import SkillEntry, parse_entry
 from skillwire.core.hosting.verify import verify_bytes, verify_frontmatter
 from tests.support import hostile as h
 from tests.support.flood import hostile_http

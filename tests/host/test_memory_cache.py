@@ -13,10 +13,11 @@ import anyio
 import pytest
 
 from skillwire.cache import MemoryCache, SkillCache
+from skillwire.core.errors import SkillChanged
 from skillwire.core.hosting.approvals import ApproveLoads
 from skillwire.core.hosting.entry import EntryResource
 from skillwire.core.hosting.registry import SkillKey
-from skillwire.host.host import Host, SkillChanged
+from skillwire.host.host import Host
 from tests.support import hostile as h
 
 pytestmark = pytest.mark.anyio

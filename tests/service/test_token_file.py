@@ -18,7 +18,8 @@ import httpx2
 import pytest
 
 from skillwire.cli.main import main
-from skillwire.service.token_file import TokenFile, TokenFileError, parse_token_file, read_token_file
+from skillwire.core.errors import TokenFileError
+from skillwire.service.token_file import TokenFile, parse_token_file, read_token_file
 from tests.support.servers import EXAMPLE_SKILLS, REPO_ROOT, http_server, serve_command
 
 TOKEN = "tok_0123456789abcdefABCDEF"

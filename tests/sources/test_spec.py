@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from skillwire.core.errors import SpecError
 from skillwire.sources.composite import CompositeSource
 from skillwire.sources.folder.source import FolderSource
-from skillwire.sources.spec import SourceOptions, SpecError, open_sources, parse_spec
+from skillwire.sources.spec import SourceOptions, open_sources, parse_spec
 from tests.sources.contract.cases import skill_md
 from tests.support.source_makers import write_tree
 

@@ -13,8 +13,6 @@ from skillwire.cache.port import ContentCache
 from skillwire.cache.store import (
     AGENT_FOLDERS,
     MARKER_NAME,
-    CacheError,
-    CacheLocationRefused,
     SkillCache,
     default_root,
     location_problem,
@@ -24,8 +22,6 @@ __all__ = [
     "AGENT_FOLDERS",
     "DEFAULT_MEMORY_CACHE_BYTES",
     "MARKER_NAME",
-    "CacheError",
-    "CacheLocationRefused",
     "ContentCache",
     "MemoryCache",
     "SkillCache",

@@ -74,7 +74,7 @@ from skillwire.cache.disk import (
 )
 from skillwire.cache.layout import checked_label, component, components, decode_component, remember_segment
 from skillwire.core.digest import sha256_digest
-from skillwire.core.errors import SkillwireError
+from skillwire.core.errors import CacheError, CacheLocationRefused
 from skillwire.core.hosting.agent_paths import SKILL_DISCOVERY_FOLDERS, SKILLS_FOLDER
 from skillwire.core.hosting.entry import EntryResource
 from skillwire.core.hosting.verify import verify_bytes
@@ -94,19 +94,6 @@ the originating server is disconnected.
 Layout: <server label>/<scheme>/<uri path segments...>, each part percent-encoded.
 Every file is re-hashed and compared with the held entry's digest on each use.
 """
-
-
-class CacheError(SkillwireError):
-    """The skill cache cannot be used as asked."""
-
-
-class CacheLocationRefused(CacheError):
-    """A cache root that a filesystem-skill discovery path could see (or that could hold one)."""
-
-    def __init__(self, root: Path, reason: str) -> None:
-        super().__init__(f"refusing {root} as the MCP skill cache: {reason}")
-        self.root = root
-        self.reason = reason
 
 
 def default_root() -> Path:

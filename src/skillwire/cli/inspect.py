@@ -30,7 +30,7 @@ from skillwire.cli.output import err, say
 from skillwire.client.credentials import first_token, parse_header
 from skillwire.client.session import DEFAULT_TIMEOUT_S, SkillsClient
 from skillwire.core.display import clip, terminal_safe
-from skillwire.core.errors import SkillwireError, VerificationError
+from skillwire.core.errors import RequestFailed, SkillwireError, VerificationError
 from skillwire.core.hosting.entry import SkillEntry
 from skillwire.core.hosting.limits import DEFAULT_LIMITS, ClientLimits
 from skillwire.core.hosting.verify import verify_bytes, verify_frontmatter
@@ -90,17 +90,17 @@ def call_server(shown: str, func: Callable[..., Awaitable[T]], *args: Any) -> T:
         return anyio.run(func, *args)
     except BaseExceptionGroup as group:
         leaf = _first_leaf(group)
+        if isinstance(leaf, RequestFailed | MCPError):
+            raise SkillwireError(f"{shown}: the server answered with an error: {leaf.message}") from None
         if isinstance(leaf, SkillwireError):
             raise leaf from None
-        if isinstance(leaf, MCPError):
-            raise SkillwireError(f"{shown}: the server answered with an error: {leaf}") from None
         if isinstance(leaf, OSError):
             raise SkillwireError(f"cannot reach {shown}: {leaf or type(leaf).__name__}") from None
         if isinstance(leaf, Exception):  # the HTTP client's own errors (connect refused, timeouts, ...)
             raise SkillwireError(f"cannot talk to {shown}: {type(leaf).__name__}: {leaf}") from leaf
         raise
-    except MCPError as err:
-        raise SkillwireError(f"{shown}: the server answered with an error: {err}") from None
+    except (RequestFailed, MCPError) as err:
+        raise SkillwireError(f"{shown}: the server answered with an error: {err.message}") from None
     except TimeoutError:
         raise SkillwireError(f"{shown}: no answer while connecting (--timeout SECONDS waits longer)") from None
     except OSError as err:
@@ -225,7 +225,10 @@ async def verify_entry(client: SkillsClient, entry: SkillEntry) -> tuple[list[Fa
         except VerificationError as err:
             failures.append(Failure(uri, str(err).removeprefix(f"{uri}: ")))
             continue
-        except (SkillwireError, MCPError) as err:
+        except RequestFailed as err:
+            failures.append(Failure(uri, f"cannot be read: {err.message}"))
+            continue
+        except SkillwireError as err:
             failures.append(Failure(uri, f"cannot be read: {err}"))
             continue
         try:

@@ -35,11 +35,11 @@ from typing import Any, TextIO
 from urllib.parse import unquote
 
 from skillwire.cli.child import kept_stderr
+from skillwire.cli.errors import CliError
 from skillwire.cli.formats import Annotation, emit
 from skillwire.cli.inspect import call_server, connect_within, headers_from, server_target, verify_entry
 from skillwire.cli.output import say
 from skillwire.client.session import DEFAULT_TIMEOUT_S
-from skillwire.core.errors import SkillwireError
 from skillwire.core.hosting.agent_paths import (
     SKILL_DISCOVERY_FOLDERS,
     SKILLS_FOLDER,
@@ -66,8 +66,8 @@ _SHORT_LIMIT = 80  # a name or path longer than this is shown as its start and e
 _CANDIDATES = 20  # same-named skills listed in the error; a hostile listing may hold thousands
 
 
-class PullRefused(SkillwireError):
-    """The skill was not written: DEST is unsuitable, or a file failed verification."""
+class PullRefused(CliError):
+    """The skill was not written: DEST is unsuitable, or a file failed verification (exit status 1)."""
 
 
 def run_pull(args: argparse.Namespace) -> int:

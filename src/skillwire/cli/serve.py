@@ -27,13 +27,14 @@ def run_serve(args: argparse.Namespace) -> int:
     import anyio
 
     from skillwire.cli.progress import ProgressBar
+    from skillwire.core.errors import SpecError
     from skillwire.server.extension import SkillsExtension
     from skillwire.server.skill_service import ServeOptions, SkillService
     from skillwire.service.guard import HostPolicy, bind_refusal
     from skillwire.service.limits import ServeLimits
     from skillwire.service.run import MCP_PATH, bind, build_server, serve_http, serve_stdio, url_for
     from skillwire.service.watch import LiveReload
-    from skillwire.sources.spec import SourceOptions, SpecError, open_sources
+    from skillwire.sources.spec import SourceOptions, open_sources
 
     try:
         options = ServeOptions(

@@ -5,16 +5,8 @@ async with SkillsClient.connect("http://127.0.0.1:8000/mcp") as skills:
     data = await skills.read(listing.entries[0].uri)
 """
 
-from skillwire.client.answers import DirectoryListingItem, UnexpectedResponse
+from skillwire.client.answers import DirectoryListingItem
 from skillwire.client.listing import Listing
-from skillwire.client.session import DirectoryReadNotDeclared, ExtensionNotDeclared, NotDeclared, SkillsClient
+from skillwire.client.session import SkillsClient
 
-__all__ = [
-    "DirectoryListingItem",
-    "DirectoryReadNotDeclared",
-    "ExtensionNotDeclared",
-    "Listing",
-    "NotDeclared",
-    "SkillsClient",
-    "UnexpectedResponse",
-]
+__all__ = ["DirectoryListingItem", "Listing", "SkillsClient"]

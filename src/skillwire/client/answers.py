@@ -17,21 +17,10 @@ from dataclasses import dataclass
 from mcp_types import BlobResourceContents, TextResourceContents
 from pydantic import ValidationError
 
-from skillwire.core.errors import SkillwireError
+from skillwire.core.errors import UnexpectedResponse
 from skillwire.core.mime import DIRECTORY_MIME_TYPE
 from skillwire.core.uri import normal_uri, same_uri
 from skillwire.core.wire import RESOURCES_READ
-
-
-class UnexpectedResponse(SkillwireError):
-    """The server answered with something the spec does not allow (the peer is wrong, not us)."""
-
-    def __init__(self, method: str, reason: str, *, uri: str | None = None) -> None:
-        where = f" for {uri[:200]}" if uri else ""
-        super().__init__(f"{method}{where}: {reason}")
-        self.method = method
-        self.reason = reason
-        self.uri = uri
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,10 +18,9 @@ import anyio
 import anyio.lowlevel
 from anyio.abc import TaskGroup
 
-from skillwire.client.answers import UnexpectedResponse
 from skillwire.client.paging import Progress
-from skillwire.core.errors import ResponseTooLarge
-from skillwire.core.hosting.entry import InvalidEntry, SkillEntry, parse_entry
+from skillwire.core.errors import InvalidEntry, ResponseTooLarge, UnexpectedResponse
+from skillwire.core.hosting.entry import SkillEntry, parse_entry
 from skillwire.core.hosting.limits import ClientLimits
 from skillwire.core.uri import normal_uri
 from skillwire.core.wire import SKILLS_LIST, SkillsListResult

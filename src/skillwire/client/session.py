@@ -37,7 +37,6 @@ from pydantic import ValidationError
 
 from skillwire.client.answers import (
     DirectoryListingItem,
-    UnexpectedResponse,
     content_bytes,
     directory_item,
     first_error,
@@ -46,8 +45,15 @@ from skillwire.client.bounded import ResponseMeter, bounded_http_client, bounded
 from skillwire.client.credentials import authentication_required
 from skillwire.client.listing import Listing, walk_listing
 from skillwire.client.paging import Progress
-from skillwire.core.errors import ResponseTooLarge, SkillwireError
-from skillwire.core.hosting.entry import InvalidEntry, SkillEntry, parse_entry
+from skillwire.core.errors import (
+    DirectoryReadNotDeclared,
+    ExtensionNotDeclared,
+    InvalidEntry,
+    RequestFailed,
+    ResponseTooLarge,
+    UnexpectedResponse,
+)
+from skillwire.core.hosting.entry import SkillEntry, parse_entry
 from skillwire.core.hosting.limits import DEFAULT_LIMITS, ClientLimits
 from skillwire.core.uri import normal_uri, same_uri
 from skillwire.core.wire import (
@@ -72,42 +78,6 @@ DEFAULT_TIMEOUT_S = 30.0
 Target = str | Sequence[str] | Server[Any] | MCPServer
 
 _R = TypeVar("_R", bound=Result)
-
-
-# -- errors ------------------------------------------------------------------------------------------------------------
-
-
-class NotDeclared(SkillwireError):
-    """The server did not declare a feature, so the client refused to call it (nothing was sent)."""
-
-    def __init__(self, message: str, *, feature: str, server_name: str | None) -> None:
-        super().__init__(message)
-        self.feature = feature
-        self.server_name = server_name
-
-
-class ExtensionNotDeclared(NotDeclared):
-    """The server's capabilities do not declare `io.modelcontextprotocol/skills`: no skills/* call is made."""
-
-    def __init__(self, server_name: str | None) -> None:
-        shown = f"server {server_name!r}" if server_name else "the server"
-        super().__init__(
-            f"{shown} does not declare the {EXTENSION_ID} extension; skills/list and skills/get were not called",
-            feature=EXTENSION_ID,
-            server_name=server_name,
-        )
-
-
-class DirectoryReadNotDeclared(NotDeclared):
-    """The server did not declare `directoryRead: true`, so resources/directory/read MUST NOT be called."""
-
-    def __init__(self, server_name: str | None) -> None:
-        shown = f"server {server_name!r}" if server_name else "the server"
-        super().__init__(
-            f"{shown} does not declare directoryRead: true; resources/directory/read was not called",
-            feature=f"{EXTENSION_ID}#directoryRead",
-            server_name=server_name,
-        )
 
 
 # -- the client --------------------------------------------------------------------------------------------------------
@@ -158,7 +128,8 @@ class SkillsClient:
         Over HTTP and stdio every answer is bounded by `limits` while it arrives (an
         in-process server has no wire to bound). `auth` (an httpx2 `Auth`) and `headers` (e.g.
         `{"Authorization": "Bearer ..."}`) go on every HTTP request; a 401/403 ends the connection
-        with `AuthenticationRequired`, naming the authorization servers the server trusts.
+        with `AuthenticationRequired`, naming the authorization servers the server trusts. An error
+        answer to the handshake is `RequestFailed` (its `method` is `connect`).
         """
         meter = ResponseMeter(limits)
         server: Any
@@ -184,16 +155,22 @@ class SkillsClient:
             read_timeout_seconds=read_timeout_seconds,
             extensions=[advertise(EXTENSION_ID)],
         )
+        in_block = False
         try:
             async with client:
+                in_block = True
                 yield cls(client, meter=meter)
-        except Exception:
-            if url is None or not challenges:
-                raise
-            sent = auth is not None or any(name.lower() == "authorization" for name in headers or {})
-            raise await authentication_required(
-                url, challenges[-1], proxy=environment_proxy(url), token_sent=sent
-            ) from None
+                in_block = False
+        except Exception as err:
+            if url is not None and challenges:
+                sent = auth is not None or any(name.lower() == "authorization" for name in headers or {})
+                raise await authentication_required(
+                    url, challenges[-1], proxy=environment_proxy(url), token_sent=sent
+                ) from None
+            refused = None if in_block else _sdk_error(err)  # the caller's own block: its errors are its own
+            if refused is not None:
+                raise _failed(refused, "connect", None) from refused
+            raise
 
     @property
     def limits(self) -> ClientLimits:
@@ -238,7 +215,8 @@ class SkillsClient:
         """The current entry for the skill whose SKILL.md is `uri` (skills/get).
 
         Raises InvalidEntry if the server's entry breaks the entry rules, or if it is the
-        entry of another skill; an MCPError (-32602 for an unknown skill) passes through.
+        entry of another skill; RequestFailed if the server answers with an error (-32602
+        for an unknown skill).
         """
         self._require_extension()
         request = SkillsGetRequest(params=SkillsGetParams(uri=uri))
@@ -268,10 +246,10 @@ class SkillsClient:
                 result = await self._client.read_resource(uri)
             except ValidationError as err:
                 raise UnexpectedResponse(RESOURCES_READ, f"malformed result ({first_error(err)})", uri=uri) from None
-            except MCPError:
+            except MCPError as err:
                 if expectation.passed is not None:
                     raise ResponseTooLarge(uri, method=RESOURCES_READ, limit=limit, expected=size) from None
-                raise
+                raise _failed(err, RESOURCES_READ, uri) from err
         data = content_bytes(uri, result.contents)
         if size is None and len(data) > self.limits.max_read_bytes:
             raise ResponseTooLarge(uri, method=RESOURCES_READ, limit=self.limits.max_read_bytes)
@@ -344,15 +322,27 @@ class SkillsClient:
         """Send one extension request whose answer may take `limit` bytes; the result and the bytes it took.
 
         A result the SDK cannot parse becomes UnexpectedResponse; an answer cut off at its
-        bound becomes ResponseTooLarge (named by `name`, else by the method).
+        bound becomes ResponseTooLarge (named by `name`, else by the method); an error answer, RequestFailed.
         """
         with self._meter.expect(request.method, name, limit=limit) as expectation:
             try:
                 result = await self._client.session.send_request(request, result_type)
             except ValidationError as err:
                 raise UnexpectedResponse(request.method, f"malformed result ({first_error(err)})", uri=name) from None
-            except MCPError:
+            except MCPError as err:
                 if expectation.passed is not None:
                     raise ResponseTooLarge(name or request.method, method=request.method, limit=limit) from None
-                raise
+                raise _failed(err, request.method, name) from err
             return result, expectation.received
+
+
+def _sdk_error(err: BaseException) -> MCPError | None:
+    """The SDK's MCPError that `err` is, or that its task groups wrapped (alone) in `err`; else None."""
+    while isinstance(err, BaseExceptionGroup) and len(err.exceptions) == 1:
+        err = err.exceptions[0]
+    return err if isinstance(err, MCPError) else None
+
+
+def _failed(err: MCPError, method: str, uri: str | None) -> RequestFailed:
+    """The SDK's error for a request, as the skillwire exception a caller catches (`err` stays its `__cause__`)."""
+    return RequestFailed(method, err.code, err.message, uri=uri, data=err.data)

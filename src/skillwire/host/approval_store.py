@@ -14,15 +14,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from skillwire.core.errors import SkillwireError
+from skillwire.core.errors import ApprovalFileError
 from skillwire.core.hosting.approvals import Approval, MemoryApprovalStore
 from skillwire.core.hosting.registry import SkillKey
 
 _FORMAT = 1
-
-
-class ApprovalFileError(SkillwireError):
-    """The approvals file exists but cannot be read as approvals; it is left untouched."""
 
 
 class JsonApprovalStore:

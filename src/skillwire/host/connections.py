@@ -23,13 +23,12 @@ from urllib.parse import unquote
 import anyio
 import httpx2
 from anyio.abc import TaskGroup, TaskStatus
-from mcp.shared.exceptions import MCPError
 
 from skillwire.client.session import SkillsClient, Target
-from skillwire.core.errors import AuthenticationRequired
-from skillwire.core.hosting.entry import InvalidEntry, SkillEntry
+from skillwire.core.errors import AuthenticationRequired, HostError, InvalidEntry, ReadFailed, RequestFailed
+from skillwire.core.hosting.entry import SkillEntry
 from skillwire.core.hosting.limits import ClientLimits
-from skillwire.core.hosting.results import HostError, IncompleteListing, ReadFailed, ServerProblem
+from skillwire.core.hosting.results import IncompleteListing, ServerProblem
 from skillwire.core.hosting.window import DirectoryItem
 
 logger = logging.getLogger(__name__)
@@ -52,15 +51,15 @@ class Connection:
         turned into ReadFailed (a refusal, not a crash)."""
         try:
             return await self.client.read(uri, size=size)
-        except MCPError as err:
-            raise ReadFailed(f"server {self.label!r} could not serve {uri[:200]}: {err.message}", uri=uri) from err
+        except RequestFailed as err:
+            raise ReadFailed(self.label, uri, err) from err
 
     async def read_directory(self, uri: str) -> tuple[DirectoryItem, ...]:
         """resources/directory/read of a dynamic skill's directory: its children by name (server errors: ReadFailed)."""
         try:
             children = await self.client.read_directory(uri)
-        except MCPError as err:
-            raise ReadFailed(f"server {self.label!r} could not list {uri[:200]}: {err.message}", uri=uri) from err
+        except RequestFailed as err:
+            raise ReadFailed(self.label, uri, err) from err
         items = (
             DirectoryItem(unquote(c.uri.rsplit("/", 1)[-1]), c.uri, c.is_directory, None if c.is_directory else c.size)
             for c in children
@@ -222,4 +221,6 @@ def _describe(err: BaseException) -> str:
         err = err.exceptions[0]
     if isinstance(err, TimeoutError):
         return "no answer while connecting (the read timeout passed)"
+    if isinstance(err, RequestFailed):
+        return err.message  # the server's words, as the SDK's error gave them
     return str(err) or type(err).__name__

@@ -27,12 +27,20 @@ from typing import TextIO
 
 import anyio
 import httpx2
-from mcp.shared.exceptions import MCPError
 
 from skillwire.cache.memory import DEFAULT_MEMORY_CACHE_BYTES, MemoryCache
 from skillwire.cache.port import ContentCache
 from skillwire.client.session import DEFAULT_TIMEOUT_S, SkillsClient, Target
-from skillwire.core.errors import UnlistedResource
+from skillwire.core.errors import (
+    ApprovalDenied,
+    NotLoaded,
+    OutsideSkill,
+    RequestFailed,
+    SkillChanged,
+    SkillDeclined,
+    UnknownSkill,
+    UnlistedResource,
+)
 from skillwire.core.hosting.approvals import (
     Approval,
     ApprovalPrompt,
@@ -51,37 +59,14 @@ from skillwire.core.hosting.catalog_text import CONVERSATION_CHARS, SHORTEST_LIN
 from skillwire.core.hosting.entry import SkillEntry
 from skillwire.core.hosting.limits import DEFAULT_LIMITS, ClientLimits
 from skillwire.core.hosting.policy import declined_reason, effective_frontmatter, origin_tag, tag_for_model
-from skillwire.core.hosting.registry import LocalSkill, RegisteredSkill, Registry, SkillKey, UnknownSkill, check_label
-from skillwire.core.hosting.results import (
-    ApprovalDenied,
-    CatalogItem,
-    HostError,
-    IncompleteListing,
-    LoadedSkill,
-    NotLoaded,
-    ReadFailed,
-    ServerProblem,
-    SkillChanged,
-    SkillDeclined,
-)
+from skillwire.core.hosting.registry import LocalSkill, RegisteredSkill, Registry, SkillKey, check_label
+from skillwire.core.hosting.results import CatalogItem, IncompleteListing, LoadedSkill, ServerProblem
 from skillwire.core.hosting.verify import verify_frontmatter
-from skillwire.core.hosting.window import ActingWindow, DirectoryItem, OutsideSkill
+from skillwire.core.hosting.window import ActingWindow, DirectoryItem
 from skillwire.host.connections import Connections, collector_paused
 from skillwire.host.reads import Once, Reads
 
-__all__ = [
-    "ApprovalDenied",
-    "CatalogItem",
-    "Host",
-    "HostError",
-    "IncompleteListing",
-    "LoadedSkill",
-    "NotLoaded",
-    "ReadFailed",
-    "ServerProblem",
-    "SkillChanged",
-    "SkillDeclined",
-]
+__all__ = ["CatalogItem", "Host", "IncompleteListing", "LoadedSkill", "ServerProblem"]
 
 
 class Host:
@@ -301,7 +286,7 @@ class Host:
         # An explicit reference the listing did not include: the server confirms it (or says it is no skill).
         try:
             entry = await self._connections.get(label).client.get_entry(uri)
-        except MCPError as err:
+        except RequestFailed as err:
             raise UnknownSkill(f"server {label!r} serves no skill at {uri[:200]}: {err.message}") from None
         self.registry.update_entry(label, entry)
         key = SkillKey(label, entry.uri)

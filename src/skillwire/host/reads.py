@@ -15,17 +15,22 @@ import logging
 from collections.abc import Awaitable, Callable
 
 import anyio.lowlevel
-from mcp.shared.exceptions import MCPError
 
 from skillwire.cache.memory import MemoryCache
 from skillwire.cache.port import ContentCache
-from skillwire.core.errors import ResponseTooLarge, SkillwireError, VerificationError
+from skillwire.core.errors import (
+    ReadFailed,
+    ResponseTooLarge,
+    SkillChanged,
+    SkillDeclined,
+    SkillwireError,
+    VerificationError,
+)
 from skillwire.core.hosting.approvals import ApprovalStore, ContentChange, NeedsApproval, check, diff_content
 from skillwire.core.hosting.entry import EntryResource, SkillEntry
 from skillwire.core.hosting.limits import ClientLimits
 from skillwire.core.hosting.policy import origin_tag
 from skillwire.core.hosting.registry import Registry, SkillKey
-from skillwire.core.hosting.results import ReadFailed, SkillChanged, SkillDeclined
 from skillwire.core.hosting.verify import verify_bytes, verify_frontmatter
 from skillwire.core.hosting.window import ActingWindow
 from skillwire.core.manifest import MAX_TOTAL_BYTES
@@ -152,7 +157,7 @@ class Reads:
         server = self._connections.get(key.origin)
         try:
             fresh = await server.client.get_entry(key.uri)
-        except (SkillwireError, MCPError) as refresh_err:
+        except SkillwireError as refresh_err:
             logger.warning("refreshing %s failed: %s", origin_tag(key), refresh_err)
             return
         self._registry.update_entry(key.origin, fresh)

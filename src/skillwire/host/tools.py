@@ -20,7 +20,7 @@ from typing import Any
 
 from mcp.shared.exceptions import MCPError
 
-from skillwire.core.errors import SkillwireError
+from skillwire.core.errors import SkillwireError, ToolArgumentError
 from skillwire.core.hosting.catalog_text import origin_label
 from skillwire.core.hosting.policy import display_text
 from skillwire.core.hosting.results import CatalogItem
@@ -174,10 +174,6 @@ def skill_tools(host: Host) -> tuple[SkillTool, ...]:
             _guarded(list_skill_directory),
         ),
     )
-
-
-class ToolArgumentError(SkillwireError):
-    """The model called a tool with missing or mistyped arguments."""
 
 
 def _arg(args: Mapping[str, Any], name: str) -> str:

@@ -34,17 +34,9 @@ import anyio
 import anyio.to_thread
 from mcp.shared.exceptions import MCPError
 
-from skillwire.core.catalog import (
-    Catalog,
-    DirectoryChild,
-    GeneratedContent,
-    InvalidCursor,
-    Refusal,
-    ServedFile,
-    StampedContent,
-)
+from skillwire.core.catalog import Catalog, DirectoryChild, GeneratedContent, Refusal, ServedFile, StampedContent
 from skillwire.core.digest import sha256_digest
-from skillwire.core.errors import GenerationError, InvalidSkillUri
+from skillwire.core.errors import GenerationError, InvalidCursor, InvalidSkillUri
 from skillwire.core.manifest import MAX_TOTAL_BYTES, Skill
 from skillwire.core.scoped_catalog import ScopedCatalog
 from skillwire.core.scopes import Visibility

@@ -46,7 +46,6 @@ from mcp_types import SubscriptionsListenRequestParams, SubscriptionsListenResul
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from skillwire.core.errors import SkillwireError
 from skillwire.core.wire import INTERNAL_ERROR, error_body, request_id_of
 from skillwire.service.token_file import TOKEN_FILE_ISSUER
 
@@ -73,8 +72,9 @@ class Credentials(Protocol):
         ...
 
 
-class ListenRefused(SkillwireError):
-    """A listen request past a bound; the message is the one the client is shown."""
+class ListenRefused(Exception):
+    """A listen request past a bound; the message is the one the client is shown (as a JSON-RPC error, by
+    `StreamGate`: internal, it never reaches a caller)."""
 
 
 def caller_key(access: AccessToken | None) -> CallerKey | None:

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from mcp.server.auth.provider import AccessToken
 
-from skillwire.core.errors import SkillwireError
+from skillwire.core.errors import TokenFileError
 
 logger = logging.getLogger(__name__)
 
@@ -52,15 +52,6 @@ _WORD_RULE = (
     "is not subject=NAME or scopes=a,b (write `TOKEN subject=NAME scopes=a,b`, one token a line; "
     "the word is not shown: it may be a secret)"
 )
-
-
-class TokenFileError(SkillwireError):
-    """The token file cannot be used; `line` is the 1-based line at fault, if any (the token is never quoted)."""
-
-    def __init__(self, message: str, *, path: str, line: int | None = None) -> None:
-        super().__init__(f"{path}:{line}: {message}" if line is not None else f"{path}: {message}")
-        self.path = path
-        self.line = line
 
 
 @dataclass(frozen=True, slots=True, repr=False)

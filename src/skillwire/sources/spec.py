@@ -21,17 +21,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from skillwire.core.errors import SkillwireError
+from skillwire.core.errors import SpecError
 from skillwire.sources.composite import CompositeSource, Member, prefix_problem
 from skillwire.sources.folder.source import FolderSource, Progress
 from skillwire.sources.packages.source import PackageSource
 from skillwire.sources.port import SkillSource
 
 __all__ = ["KINDS", "SourceOptions", "SourceSpec", "SpecError", "open_sources", "parse_spec"]
-
-
-class SpecError(SkillwireError, ValueError):
-    """A source spec that cannot be opened as written: says which and why."""
 
 
 @dataclass(frozen=True, slots=True)

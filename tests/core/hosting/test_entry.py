@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from skillwire.core.errors import SkillwireError
-from skillwire.core.hosting.entry import EntryResource, InvalidEntry, SkillEntry, parse_entry
+from skillwire.core.errors import InvalidEntry, SkillwireError
+from skillwire.core.hosting.entry import EntryResource, SkillEntry, parse_entry
 from tests.host import digest_of, make_entry, raw_entry, skill_md
 
 SKILL = skill_md("refunds")

@@ -4,16 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from skillwire.core.errors import AmbiguousSkillName, UnknownSkill
 from skillwire.core.hosting.entry import SkillEntry
-from skillwire.core.hosting.registry import (
-    LOCAL_ORIGIN,
-    AmbiguousSkillName,
-    LocalSkill,
-    Registry,
-    SkillKey,
-    UnknownSkill,
-    check_label,
-)
+from skillwire.core.hosting.registry import LOCAL_ORIGIN, LocalSkill, Registry, SkillKey, check_label
 from skillwire.core.uri import same_uri
 from tests.host import make_entry, skill_md
 
@@ -282,7 +275,8 @@ def test_two_local_skills_of_one_name_are_told_apart() -> None:
 
 def test_origin_qualified_name_shared_within_one_origin_lists_both_handles() -> None:
     """Spec MUST: same-named entries in one listing are disambiguated, never silently one of them."""
-    from skillwire.core.hosting.registry import AmbiguousSkillName, Registry
+    from skillwire.core.errors import AmbiguousSkillName
+    from skillwire.core.hosting.registry import Registry
     from tests.host import make_entry
 
     registry = Registry()

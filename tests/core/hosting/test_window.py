@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from skillwire.core.errors import UnlistedResource, VerificationError
+from skillwire.core.errors import OutsideSkill, UnlistedResource, VerificationError
 from skillwire.core.hosting.entry import EntryResource, SkillEntry, parse_entry
 from skillwire.core.hosting.registry import SkillKey
-from skillwire.core.hosting.window import ActingWindow, DirectoryItem, OutsideSkill
+from skillwire.core.hosting.window import ActingWindow, DirectoryItem
 from tests.host import digest_of, make_entry, raw_entry, skill_md
 
 ROOT = "skill://acme/billing/refunds"

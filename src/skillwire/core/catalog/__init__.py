@@ -27,7 +27,7 @@ The package, one seam per module (everything callers need is importable from her
 """
 
 from skillwire.core.catalog._directories import DirectoryChild, directory_tree
-from skillwire.core.catalog._paging import InvalidCursor, Page, decode_cursor, encode_cursor, paginate
+from skillwire.core.catalog._paging import Page, decode_cursor, encode_cursor, paginate
 from skillwire.core.catalog._served import FileContent, GeneratedContent, Refusal, ServedFile, StampedContent
 from skillwire.core.catalog._snapshot import BrowsableCatalog, Catalog, Locator, duplicate_names
 
@@ -37,7 +37,6 @@ __all__ = [
     "DirectoryChild",
     "FileContent",
     "GeneratedContent",
-    "InvalidCursor",
     "Locator",
     "Page",
     "Refusal",

@@ -13,13 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from skillwire.core.errors import SkillwireError
+from skillwire.core.errors import InvalidCursor
 
 T = TypeVar("T")
-
-
-class InvalidCursor(SkillwireError):
-    """A pagination cursor that this server did not hand out (or for another listing)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ from typing import Any, Literal
 from urllib.parse import unquote
 
 from skillwire.core.digest import is_digest
-from skillwire.core.errors import SkillwireError
+from skillwire.core.errors import InvalidEntry
 from skillwire.core.manifest import MAX_RESOURCES, MAX_TOTAL_BYTES
 from skillwire.core.names import name_problem
 from skillwire.core.uri import SKILL_FILE, normal_uri, same_uri
@@ -32,15 +32,6 @@ from skillwire.core.uri import SKILL_FILE, normal_uri, same_uri
 Dynamic = Literal["dynamic"]
 
 _SHARED_TEXT = 64  # frontmatter keys, and values up to this long, are interned: one `MIT` for every skill
-
-
-class InvalidEntry(SkillwireError):
-    """A skills/list or skills/get entry that breaks the entry rules; hosts MUST NOT load it."""
-
-    def __init__(self, uri: str | None, reason: str) -> None:
-        super().__init__(f"{uri or '(entry without a uri)'}: {reason}")
-        self.uri = uri
-        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from skillwire.core.errors import SkillwireError
+from skillwire.core.errors import AmbiguousSkillName, UnknownSkill
 from skillwire.core.hosting.entry import SkillEntry
 from skillwire.core.search import Document, SearchIndex, skill_document
 from skillwire.core.uri import normal_uri, same_uri
@@ -36,19 +36,6 @@ from skillwire.core.uri import normal_uri, same_uri
 LOCAL_ORIGIN = "local"
 
 _LABEL = re.compile(r"[a-z0-9][a-z0-9._-]{0,62}")
-
-
-class UnknownSkill(SkillwireError):
-    """No registered skill answers to a handle or name."""
-
-
-class AmbiguousSkillName(SkillwireError):
-    """A bare name matches skills from several origins or paths; the caller must pick a handle."""
-
-    def __init__(self, name: str, handles: Sequence[str]) -> None:
-        super().__init__(f"{name!r} names {len(handles)} skills; use one of: {', '.join(handles)}")
-        self.name = name
-        self.handles = tuple(handles)
 
 
 def check_label(label: str) -> str:

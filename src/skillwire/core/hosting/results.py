@@ -1,10 +1,10 @@
-"""The host's refusals (`HostError` and its kinds) and the values it hands back: catalog lines, loaded skills, problems.
+"""The values the host hands back: catalog lines, loaded skills, and what is wrong with a server's listing.
 
 Apart from `Host` so that a caller (a CLI, a model tool) can name them without importing the SDK client `Host` needs.
+The host's refusals (`HostError` and its kinds) are in `skillwire.core.errors`, with every other exception.
 
-    try:
-        loaded = await host.load_skill("docs:pdf-processing")
-    except ApprovalDenied:
+    loaded = await host.load_skill("docs:pdf-processing")      # a LoadedSkill
+    for problem in host.problems("docs"):                       # InvalidEntry or IncompleteListing
         ...
 """
 
@@ -14,50 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from skillwire.core.errors import SkillwireError, VerificationError
-from skillwire.core.hosting.approvals import ContentChange
-from skillwire.core.hosting.entry import EntryResource, InvalidEntry
+from skillwire.core.errors import InvalidEntry
+from skillwire.core.hosting.entry import EntryResource
 from skillwire.core.hosting.policy import display_text
 from skillwire.core.hosting.registry import RegisteredSkill, SkillKey
-
-
-class HostError(SkillwireError):
-    """A host-side refusal with a message meant for the user (and the model)."""
-
-
-class SkillDeclined(HostError):
-    """The host will not load this skill (limits, dynamic content, a local skill, ...)."""
-
-
-class ApprovalDenied(HostError):
-    """The user (or the non-interactive default) said no."""
-
-
-class SkillChanged(HostError, VerificationError):
-    """The server now serves different content than the user approved; approval was revoked.
-
-    A verification failure (the content read was not used) whose refresh found a changed entry, so a caller
-    catching `VerificationError` catches it too. `uri` is the skill's SKILL.md; `change` says what changed.
-    """
-
-    def __init__(self, key: SkillKey, change: ContentChange) -> None:
-        super().__init__(
-            f"{key.origin}:{key.uri} changed since it was approved ({change}); approve it again to load", uri=key.uri
-        )
-        self.key = key
-        self.change = change
-
-
-class NotLoaded(HostError):
-    """A file read for a skill that is not loaded: reads happen only inside an acting window."""
-
-
-class ReadFailed(HostError):
-    """The server answered a resources/read with an error; nothing was returned to the model."""
-
-    def __init__(self, message: str, *, uri: str) -> None:
-        super().__init__(message)
-        self.uri = uri
 
 
 @dataclass(frozen=True, slots=True)

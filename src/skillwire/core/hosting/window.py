@@ -19,14 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from skillwire.core.errors import UnlistedResource
+from skillwire.core.errors import OutsideSkill, UnlistedResource
 from skillwire.core.hosting.entry import EntryResource, SkillEntry
 from skillwire.core.hosting.registry import SkillKey
 from skillwire.core.uri import SKILL_FILE, encode_segment, normal_uri
-
-
-class OutsideSkill(UnlistedResource):
-    """A path that resolves outside the skill's root (`..` past the root, another scheme or skill)."""
 
 
 @dataclass(frozen=True, slots=True)
