@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # what type checkers and IDEs see; `_LAZY` below must name the same modules (a test checks)
     from skillwire.cache.store import SkillCache
     from skillwire.client.session import SkillsClient
-    from skillwire.core.catalog import Catalog, Refusal
+    from skillwire.core.catalog import Catalog, FileContent, Refusal
     from skillwire.core.errors import (
         AuthenticationRequired,
         DigestMismatch,
@@ -77,12 +77,20 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; `_LAZY` below must name th
     from skillwire.server.extension import SkillsExtension
     from skillwire.server.skill_service import ServeOptions, SkillService
     from skillwire.service.scopes_file import PolicyFile
-    from skillwire.sources.composite import CompositeSource
+    from skillwire.sources.building import CatalogBuilder, SourceFile, build_catalog
+    from skillwire.sources.composite import CompositeSource, Member
     from skillwire.sources.folder.source import FolderSource
     from skillwire.sources.generated.source import GeneratedSkill, GeneratedSource
     from skillwire.sources.memory.source import MemorySource
     from skillwire.sources.packages.source import PackageSource
-    from skillwire.sources.port import SkillSource
+    from skillwire.sources.port import (
+        IncrementalSource,
+        Rebuild,
+        RestorableSource,
+        SkillSource,
+        WatchableSource,
+        WatchPace,
+    )
 
 from skillwire.core.version import __version__
 
@@ -101,6 +109,7 @@ __all__ = [
     "Caller",
     "CallerResolver",
     "Catalog",
+    "CatalogBuilder",
     "CatalogItem",
     "ClientLimits",
     "CompositeSource",
@@ -111,6 +120,7 @@ __all__ = [
     "DirectoryItem",
     "EntryResource",
     "ExecutionRequest",
+    "FileContent",
     "FolderSource",
     "FrontmatterError",
     "FrontmatterMismatch",
@@ -120,6 +130,7 @@ __all__ = [
     "Host",
     "HostError",
     "IncompleteListing",
+    "IncrementalSource",
     "InvalidEntry",
     "InvalidScopePolicy",
     "InvalidSkillUri",
@@ -127,6 +138,7 @@ __all__ = [
     "LimitExceeded",
     "LoadedSkill",
     "LocalSkill",
+    "Member",
     "MemoryApprovalStore",
     "MemorySource",
     "NameRuleError",
@@ -135,8 +147,10 @@ __all__ = [
     "PackageSource",
     "PolicyFile",
     "ReadFailed",
+    "Rebuild",
     "Refusal",
     "ResponseTooLarge",
+    "RestorableSource",
     "ScopePolicy",
     "ServeOptions",
     "SizeMismatch",
@@ -156,12 +170,16 @@ __all__ = [
     "SkillsClient",
     "SkillsExtension",
     "SkillwireError",
+    "SourceFile",
     "TerminalPrompt",
     "UnknownSkill",
     "UnlistedResource",
     "VerificationError",
     "Visibility",
+    "WatchPace",
+    "WatchableSource",
     "__version__",
+    "build_catalog",
     "parse_policy",
     "skill_tools",
 ]
@@ -170,6 +188,7 @@ _LAZY: dict[str, str] = {
     "SkillCache": "skillwire.cache.store",
     "Catalog": "skillwire.core.catalog",
     "Refusal": "skillwire.core.catalog",
+    "FileContent": "skillwire.core.catalog",
     "SkillsClient": "skillwire.client.session",
     "AuthenticationRequired": "skillwire.core.errors",
     "DigestMismatch": "skillwire.core.errors",
@@ -235,13 +254,22 @@ _LAZY: dict[str, str] = {
     "PolicyFile": "skillwire.service.scopes_file",
     "ServeOptions": "skillwire.server.skill_service",
     "SkillService": "skillwire.server.skill_service",
+    "CatalogBuilder": "skillwire.sources.building",
+    "SourceFile": "skillwire.sources.building",
+    "build_catalog": "skillwire.sources.building",
     "CompositeSource": "skillwire.sources.composite",
+    "Member": "skillwire.sources.composite",
     "FolderSource": "skillwire.sources.folder.source",
     "GeneratedSkill": "skillwire.sources.generated.source",
     "GeneratedSource": "skillwire.sources.generated.source",
     "MemorySource": "skillwire.sources.memory.source",
     "PackageSource": "skillwire.sources.packages.source",
     "SkillSource": "skillwire.sources.port",
+    "IncrementalSource": "skillwire.sources.port",
+    "Rebuild": "skillwire.sources.port",
+    "RestorableSource": "skillwire.sources.port",
+    "WatchableSource": "skillwire.sources.port",
+    "WatchPace": "skillwire.sources.port",
     "EXTENSION_ID": "skillwire.core.wire",
 }
 """Public name -> the module that defines it, imported when the name is first looked up."""
