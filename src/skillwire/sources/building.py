@@ -18,6 +18,7 @@ unchanged blobs; the generated source adds skills it made itself.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -39,6 +40,7 @@ from skillwire.core.uri import SKILL_FILE
 
 __all__ = [
     "DUPLICATE_RULE",
+    "PATH_RULE",
     "CatalogBuilder",
     "MemoryFile",
     "SkillTree",
@@ -50,6 +52,9 @@ __all__ = [
 
 DUPLICATE_RULE = "duplicate-path"
 """The rule a skill is refused by when its source already gave a skill at the same path."""
+PATH_RULE = "path-invalid"
+"""The rule a file is refused by when no URI can name it alone: its path is not a relative path of names (an
+archive's "../x"), or it is also a folder holding other files."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,16 +218,14 @@ def build_catalog(
     `label`: the source as people name it; `root_name`: the skill path of the root when it holds a SKILL.md;
     `folders`: empty folders a directory read may name (root-relative); `problems`: what the source found wrong
     (root-relative paths; inside a skill folder each refuses the skill, elsewhere it is only reported); `at`: how
-    a refusal names a root-relative path (default `LABEL/PATH`). Files are served as given: a source applies its
-    own ignore rules first. ValueError for a path given twice.
+    a refusal names a root-relative path (default `LABEL/PATH`). Files are served as given (a source applies its
+    own ignore rules first), except a path with an empty, "." or ".." name, or one that is a folder of other files
+    too: it is a problem (rule `path-invalid`) like those in `problems`. ValueError for a path given twice.
     """
-    ordered = sorted(files, key=_path_of)
+    ordered, found = _servable(files, label)
     paths = [f.path for f in ordered]
-    for before, after in pairwise(paths):
-        if before == after:
-            raise ValueError(f"{label}: the file {after!r} is given twice")
     named = at if at is not None else (lambda path: f"{label}/{path}")
-    trees, outside = skill_trees(paths, root_name=root_name, folders=sorted(folders), problems=problems)
+    trees, outside = skill_trees(paths, root_name=root_name, folders=sorted(folders), problems=[*problems, *found])
     builder = CatalogBuilder()
     for tree in trees:
         members = ordered[tree.lo : tree.hi]
@@ -238,6 +241,40 @@ def build_catalog(
         builder.add(result, {f.uri: by_name[f.rel_path] for f in result.files}, where=named(tree.folder))
     builder.refuse(*(Refusal(named(p.path), p.rule, p.message, p.line, skill=False) for p in outside))
     return builder.build(generation)
+
+
+def _servable(files: Iterable[SourceFile], label: str) -> tuple[list[SourceFile], list[Refusal]]:
+    """The files a URI can name, in path order, and a problem (`path-invalid`) for each of the others: a path with
+    an empty, "." or ".." name (an archive member "../x" or "/etc/x"), or a file that is also a folder of files
+    (an archive can say both). ValueError for a path given twice."""
+    ordered: list[SourceFile] = []
+    found: list[Refusal] = []
+    for f in files:
+        if _clean(f.path):
+            ordered.append(f)
+        else:
+            found.append(Refusal(f.path, PATH_RULE, "not a relative path of '/'-separated names; it is not served"))
+    ordered.sort(key=_path_of)
+    paths = [f.path for f in ordered]
+    for before, after in pairwise(paths):
+        if before == after:
+            raise ValueError(f"{label}: the file {after!r} is given twice")
+    folders_too = {i for i, path in enumerate(paths) if _holds_files(paths, path)}
+    if not folders_too:
+        return ordered, found
+    found.extend(Refusal(paths[i], PATH_RULE, "both a file and a folder; the file is not served") for i in folders_too)
+    return [f for i, f in enumerate(ordered) if i not in folders_too], found
+
+
+def _clean(path: str) -> bool:
+    """True for a relative path of "/"-separated names, none of them empty, "." or ".."."""
+    return not any(part in ("", ".", "..") for part in path.split("/"))
+
+
+def _holds_files(paths: Sequence[str], path: str) -> bool:
+    """True when sorted `paths` holds a file inside `path` (so `path` is a folder, too)."""
+    i = bisect_left(paths, path + "/")
+    return i < len(paths) and paths[i].startswith(path + "/")
 
 
 def _path_of(f: SourceFile) -> str:
