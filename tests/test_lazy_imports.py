@@ -13,10 +13,12 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 import skillwire
+import skillwire.sources
 
 HEAVY = ("mcp", "mcp_types", "uvicorn", "starlette", "httpx2", "pydantic")
 """The SDK and what it stands on: none of it is needed to name a skill, parse a URI or print help."""
@@ -52,9 +54,9 @@ _REPORT = textwrap.dedent(
 )
 
 
-def _heavy_modules_after(code: str, *args: str) -> list[str]:
-    """Run `code` in a fresh interpreter (argv after it: `args`) and return the heavy modules it left loaded."""
-    script = textwrap.dedent(code) + _REPORT.format(heavy=HEAVY)
+def _heavy_modules_after(code: str, *args: str, heavy: tuple[str, ...] = HEAVY) -> list[str]:
+    """Run `code` in a fresh interpreter (argv after it: `args`) and return the `heavy` modules it left loaded."""
+    script = textwrap.dedent(code) + _REPORT.format(heavy=heavy)
     done = subprocess.run(
         [sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=60, check=False
     )
@@ -131,20 +133,41 @@ def test_validate_does_not_load_the_sdk(tmp_path: Path) -> None:
     assert _heavy_modules_after(code, str(tmp_path / "skills")) == []
 
 
-@pytest.mark.parametrize("name", sorted(set(skillwire.__all__) - {"__version__"}))
-def test_lazy_name_is_the_object_its_module_defines(name: str) -> None:
+LAZY_PACKAGES = (skillwire, skillwire.sources)
+"""The packages whose public names load on first use: the whole API, and what a source author imports."""
+
+
+@pytest.mark.parametrize(
+    ("package", "name"),
+    [(p, name) for p in LAZY_PACKAGES for name in sorted(set(p.__all__) - {"__version__"})],
+    ids=lambda v: getattr(v, "__name__", v),
+)
+def test_lazy_name_is_the_object_its_module_defines(package: ModuleType, name: str) -> None:
     """Each public name, loaded on first access, is the very object of the module that defines it."""
-    module = __import__(skillwire._LAZY[name], fromlist=[name])
-    assert getattr(skillwire, name) is getattr(module, name)
+    module = __import__(package._LAZY[name], fromlist=[name])
+    assert getattr(package, name) is getattr(module, name)
 
 
-def test_type_checkers_see_the_same_names_as_the_runtime() -> None:
+@pytest.mark.parametrize("package", LAZY_PACKAGES, ids=lambda p: p.__name__)
+def test_type_checkers_see_the_same_names_as_the_runtime(package: ModuleType) -> None:
     """The `TYPE_CHECKING` imports (what mypy and IDEs see) match the lazy table and cover all of `__all__`."""
-    tree = ast.parse(Path(skillwire.__file__).read_text(encoding="utf-8"))
+    tree = ast.parse(Path(package.__file__ or "").read_text(encoding="utf-8"))
     block = next(node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING")
     seen = {alias.name: node.module for node in block.body if isinstance(node, ast.ImportFrom) for alias in node.names}
-    assert seen == skillwire._LAZY
-    assert set(seen) | {"__version__"} == set(skillwire.__all__)
+    assert seen == package._LAZY
+    assert set(seen) | {"__version__"} == set(package.__all__) | {"__version__"}
+
+
+def test_a_source_author_imports_load_no_git_and_no_watcher() -> None:
+    """skillwire choice (issue 20): `skillwire.sources` runs before any of its modules, and a new source's imports
+    (the port, the builder, a composite, the registry, the light kinds) need neither pygit2 nor watchfiles."""
+    code = """
+    from skillwire.sources import (
+        KINDS, CatalogBuilder, CompositeSource, FolderSource, Member, MemorySource, PackageSource, SkillSource,
+        SourceFile, WatchableSource, build_catalog, open_sources,
+    )
+    """
+    assert _heavy_modules_after(code, heavy=(*HEAVY, "pygit2", "watchfiles")) == []
 
 
 def test_unknown_name_is_an_attribute_error() -> None:

@@ -113,6 +113,16 @@ def test_exported_names_are_pinned() -> None:
         "ScopePolicy",
         "Visibility",
         "parse_policy",
+        "CatalogBuilder",
+        "FileContent",
+        "IncrementalSource",
+        "Member",
+        "Rebuild",
+        "RestorableSource",
+        "SourceFile",
+        "WatchPace",
+        "WatchableSource",
+        "build_catalog",
     }
 
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; `_LAZY` below must name th
     from skillwire.cache.port import ContentCache
     from skillwire.cache.store import SkillCache
     from skillwire.client.session import SkillsClient
-    from skillwire.core.catalog import Catalog, Refusal
+    from skillwire.core.catalog import Catalog, FileContent, Refusal
     from skillwire.core.errors import (
         AmbiguousSkillName,
         ApprovalDenied,
@@ -94,12 +94,20 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; `_LAZY` below must name th
     from skillwire.server.extension import SkillsExtension
     from skillwire.server.skill_service import ServeOptions, SkillService
     from skillwire.service.scopes_file import PolicyFile
-    from skillwire.sources.composite import CompositeSource
+    from skillwire.sources.building import CatalogBuilder, SourceFile, build_catalog
+    from skillwire.sources.composite import CompositeSource, Member
     from skillwire.sources.folder.source import FolderSource
     from skillwire.sources.generated.source import GeneratedSkill, GeneratedSource
     from skillwire.sources.memory.source import MemorySource
     from skillwire.sources.packages.source import PackageSource
-    from skillwire.sources.port import SkillSource
+    from skillwire.sources.port import (
+        IncrementalSource,
+        Rebuild,
+        RestorableSource,
+        SkillSource,
+        WatchableSource,
+        WatchPace,
+    )
 
 from skillwire.core.version import __version__
 
@@ -120,6 +128,7 @@ __all__ = [
     "Caller",
     "CallerResolver",
     "Catalog",
+    "CatalogBuilder",
     "CatalogItem",
     "ClientLimits",
     "CompositeSource",
@@ -133,6 +142,7 @@ __all__ = [
     "EntryResource",
     "ExecutionRequest",
     "ExtensionNotDeclared",
+    "FileContent",
     "FolderSource",
     "FrontmatterError",
     "FrontmatterMismatch",
@@ -142,6 +152,7 @@ __all__ = [
     "Host",
     "HostError",
     "IncompleteListing",
+    "IncrementalSource",
     "InvalidCursor",
     "InvalidEntry",
     "InvalidScopePolicy",
@@ -150,6 +161,7 @@ __all__ = [
     "LimitExceeded",
     "LoadedSkill",
     "LocalSkill",
+    "Member",
     "MemoryApprovalStore",
     "MemoryCache",
     "MemorySource",
@@ -160,9 +172,11 @@ __all__ = [
     "PackageSource",
     "PolicyFile",
     "ReadFailed",
+    "Rebuild",
     "Refusal",
     "RequestFailed",
     "ResponseTooLarge",
+    "RestorableSource",
     "ScopePolicy",
     "ServeOptions",
     "ServerError",
@@ -184,6 +198,7 @@ __all__ = [
     "SkillsExtension",
     "SkillwireError",
     "SourceError",
+    "SourceFile",
     "SpecError",
     "TerminalPrompt",
     "TokenFileError",
@@ -193,8 +208,11 @@ __all__ = [
     "UnlistedResource",
     "VerificationError",
     "Visibility",
+    "WatchPace",
+    "WatchableSource",
     "WiringError",
     "__version__",
+    "build_catalog",
     "parse_policy",
     "skill_tools",
 ]
@@ -205,6 +223,7 @@ _LAZY: dict[str, str] = {
     "SkillCache": "skillwire.cache.store",
     "Catalog": "skillwire.core.catalog",
     "Refusal": "skillwire.core.catalog",
+    "FileContent": "skillwire.core.catalog",
     "SkillsClient": "skillwire.client.session",
     "AmbiguousSkillName": "skillwire.core.errors",
     "ApprovalDenied": "skillwire.core.errors",
@@ -284,13 +303,22 @@ _LAZY: dict[str, str] = {
     "PolicyFile": "skillwire.service.scopes_file",
     "ServeOptions": "skillwire.server.skill_service",
     "SkillService": "skillwire.server.skill_service",
+    "CatalogBuilder": "skillwire.sources.building",
+    "SourceFile": "skillwire.sources.building",
+    "build_catalog": "skillwire.sources.building",
     "CompositeSource": "skillwire.sources.composite",
+    "Member": "skillwire.sources.composite",
     "FolderSource": "skillwire.sources.folder.source",
     "GeneratedSkill": "skillwire.sources.generated.source",
     "GeneratedSource": "skillwire.sources.generated.source",
     "MemorySource": "skillwire.sources.memory.source",
     "PackageSource": "skillwire.sources.packages.source",
     "SkillSource": "skillwire.sources.port",
+    "IncrementalSource": "skillwire.sources.port",
+    "Rebuild": "skillwire.sources.port",
+    "RestorableSource": "skillwire.sources.port",
+    "WatchableSource": "skillwire.sources.port",
+    "WatchPace": "skillwire.sources.port",
     "EXTENSION_ID": "skillwire.core.wire",
 }
 """Public name -> the module that defines it, imported when the name is first looked up."""

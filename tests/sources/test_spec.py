@@ -9,7 +9,7 @@ import pytest
 from skillwire.core.errors import SpecError
 from skillwire.sources.composite import CompositeSource
 from skillwire.sources.folder.source import FolderSource
-from skillwire.sources.spec import SourceOptions, open_sources, parse_spec
+from skillwire.sources.spec import KINDS, SourceOptions, open_sources, opener, parse_spec
 from tests.sources.contract.cases import skill_md
 from tests.support.source_makers import write_tree
 
@@ -48,3 +48,12 @@ def test_plain_folders_are_one_folder_source_and_prefixed_ones_make_a_composite(
     both = open_sources([str(a), f"vendor={b}"], SourceOptions())
     assert isinstance(both, CompositeSource)
     assert [s.uri for s in both.scan().skills] == ["skill://pdf/SKILL.md", "skill://vendor/pdf/SKILL.md"]
+
+
+def test_every_registered_kind_names_an_opener_its_package_defines() -> None:
+    """skillwire choice (issue 20): `KINDS` is the one registry, one `MODULE:FUNCTION` line a kind; each line names
+    a function of the kind's own package (a typo there would only show when someone opens that kind)."""
+    assert sorted(KINDS) == ["folder", "git", "packages"]
+    for kind, where in KINDS.items():
+        assert where == f"skillwire.sources.{kind}:open_spec"
+        assert callable(opener(kind))

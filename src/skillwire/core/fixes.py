@@ -28,6 +28,7 @@ FIXES: Final[Mapping[str, str]] = MappingProxyType(
         "file-name-encoding": "rename it to valid UTF-8",
         "file-name-control": "rename it without control characters (tab, newline, escape)",
         "file-name-backslash": "rename it without '\\'",
+        "path-invalid": "rename it: a path of names (none empty, '.' or '..') that no folder also has",
         "uri-too-long": "shorten folder or file names",
         "duplicate-uri": "rename one of the folders, or serve one source under a prefix (PREFIX=SOURCE)",
         "overlapping-sources": "serve one of the sources under a prefix (PREFIX=SOURCE) outside the other's skills",

@@ -299,10 +299,12 @@ def nameable_folder(rel: str) -> bool:
     return (rel.isascii() or encodes(rel)) and not UNADDRESSABLE.search(rel)
 
 
-def skill_path_of(skill_dir: str, root_name: str) -> tuple[str, ...]:
-    """The skill path of the skill folder `skill_dir` ("/"-separated, relative to its root): the folder's path,
-    or, when the root is itself a skill (`skill_dir` ""), the root's own name."""
-    return tuple(skill_dir.split("/")) if skill_dir else (root_name,)
+def skill_path_of(skill_dir: str, root_name: str | None) -> tuple[str, ...]:
+    """The skill path of the skill folder `skill_dir` ("/"-separated, relative to its root): the folder's path, or,
+    when the root is itself a skill (`root_name`, the root's own name; None when it is no skill), that name
+    followed by it (the root skill lists every file under it, so its nested skills are served under its path)."""
+    parts = tuple(skill_dir.split("/")) if skill_dir else ()
+    return parts if root_name is None else (root_name, *parts)
 
 
 def skill_folders(paths: Iterable[str]) -> list[str]:

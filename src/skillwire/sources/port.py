@@ -3,8 +3,8 @@
 A source turns skills kept somewhere (a folder, a git commit, installed packages, memory) into an immutable
 `Catalog`: the skills it serves and what it refused, each served file carrying a `FileContent` that reads its
 bytes back. The server (`SkillService`) knows sources only through these Protocols; it does no I/O of its own.
-Every source builds skills with the same rules (`skillwire.core.skill_rules.skill_or_refusal`), so the same files give
-the same skills and refusals wherever they come from.
+Every source builds skills with the same rules (the shared builder, `sources.building`, over `core.skill_rules`),
+so the same files give the same skills and refusals wherever they come from.
 
 Optional abilities are Protocols of their own, declared by the sources that have them (a class lists them as bases)
 and looked up once with `isinstance`:

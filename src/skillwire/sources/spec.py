@@ -10,24 +10,29 @@ Anything else is a folder path, so `./x=y` and `./git:x` name folders. Plain fol
 `FolderSource` (their skill paths are checked against each other as before, and a digest cache covers them);
 several sources are served through a `CompositeSource`.
 
-A new kind of source adds one entry to `KINDS`: a function of (TARGET, options) that opens the source, raising
-`SpecError` with a readable reason when TARGET is wrong.
+`KINDS` is the one registry: a kind's word and where its opener is, `"MODULE:FUNCTION"` as an entry point names
+it. An opener is a function of (TARGET, options) that opens the source, raising `SpecError` with a readable reason
+when TARGET is wrong; each kind's package defines its own (`open_spec`), and it is imported only when a spec names
+its kind (so `git:` alone loads pygit2). A new kind is one new package and one line here.
 
     source = open_sources(["skills/", "vendor=folder:third_party/skills"], SourceOptions())
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 from skillwire.core.errors import SpecError
 from skillwire.sources.composite import CompositeSource, Member, prefix_problem
-from skillwire.sources.folder.source import FolderSource, Progress
-from skillwire.sources.packages.source import PackageSource
 from skillwire.sources.port import SkillSource
 
-__all__ = ["KINDS", "SourceOptions", "SourceSpec", "SpecError", "open_sources", "parse_spec"]
+if TYPE_CHECKING:
+    from skillwire.sources.folder.records import Progress
+
+__all__ = ["KINDS", "SourceOpener", "SourceOptions", "SourceSpec", "SpecError", "open_sources", "opener", "parse_spec"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,46 +62,18 @@ SourceOpener = Callable[[str, SourceOptions], SkillSource]
 """Opens the source a kind's TARGET names; SpecError if it cannot."""
 
 
-def _folder(target: str, options: SourceOptions) -> SkillSource:
-    if not target:
-        raise SpecError("folder: needs a path")
-    return FolderSource([target], progress=options.progress, project_ignores=options.project_ignores)
-
-
-def _packages(target: str, options: SourceOptions) -> SkillSource:
-    """`packages:*` (every installed distribution's skills) or `packages:NAME,NAME` (only those)."""
-    if target == "*":
-        return PackageSource()
-    names = [n.strip() for n in target.split(",") if n.strip()]
-    if not names:
-        raise SpecError("packages: needs distribution names (packages:NAME,NAME) or * for all of them")
-    return PackageSource(names)
-
-
-def _git(target: str, options: SourceOptions) -> SkillSource:
-    """`git:PATH@REF`: REF after the last `@` (a branch, tag or commit; HEAD without one). Blob digests are kept
-    beside the folder digest cache (`FILE.git-blobs`) when there is one."""
-    from skillwire.core.errors import SourceError
-    from skillwire.sources.git.source import GitSource  # pygit2 is loaded only when a git source is asked for
-
-    path, at, ref = target.rpartition("@")
-    if not at:
-        path, ref = target, "HEAD"
-    if not path or not ref:
-        raise SpecError(f"git:{target}: needs git:PATH@REF (REF a branch, tag or commit; default HEAD)")
-    cache = options.digest_cache + ".git-blobs" if options.digest_cache else None
-    try:
-        return GitSource(path, ref, digest_cache=cache)
-    except SourceError as exc:
-        raise SpecError(str(exc)) from None
-
-
-KINDS: dict[str, SourceOpener] = {
-    "folder": _folder,
-    "packages": _packages,
-    "git": _git,
+KINDS: dict[str, str] = {
+    "folder": "skillwire.sources.folder:open_spec",
+    "git": "skillwire.sources.git:open_spec",
+    "packages": "skillwire.sources.packages:open_spec",
 }
-"""Every kind a spec may name, by its word before the colon."""
+"""Every kind a spec may name, by its word before the colon: where its opener is (`MODULE:FUNCTION`)."""
+
+
+def opener(kind: str) -> SourceOpener:
+    """The opener of a registered `kind`, its module imported now; KeyError for a kind not registered."""
+    module, _, name = KINDS[kind].partition(":")
+    return cast("SourceOpener", getattr(importlib.import_module(module), name))
 
 
 def parse_spec(text: str) -> SourceSpec:
@@ -123,6 +100,8 @@ def open_sources(texts: Sequence[str], options: SourceOptions, *, extra: Sequenc
     members: list[Member] = []
     plain = [s.target for s in specs if s.kind == "folder" and not s.prefix]
     if plain:
+        from skillwire.sources.folder.source import FolderSource  # its package's opener imports this module
+
         folders = FolderSource(
             plain,
             digest_cache=options.digest_cache,
@@ -133,7 +112,7 @@ def open_sources(texts: Sequence[str], options: SourceOptions, *, extra: Sequenc
     for spec in specs:
         if spec.kind == "folder" and not spec.prefix:
             continue
-        members.append(Member(KINDS[spec.kind](spec.target, options), spec.prefix))
+        members.append(Member(opener(spec.kind)(spec.target, options), spec.prefix))
     members.extend(extra)
     if not members:
         raise SpecError("no source given")

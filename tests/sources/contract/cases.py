@@ -81,6 +81,12 @@ CASES: dict[str, dict[str, bytes]] = {
         "pdf/nested/drafts/": b"",
         "beside/empty/": b"",
     },
+    "root": {  # the root itself is a skill (named as the root), holding a nested one
+        "SKILL.md": skill_md("skills"),
+        "guide.md": b"# Guide\n",
+        "sub/SKILL.md": skill_md("sub"),
+        "sub/x.md": b"x\n",
+    },
     "limits": {
         "many/SKILL.md": skill_md("many"),
         **{f"many/f{i:03}.md": b"x" for i in range(512)},

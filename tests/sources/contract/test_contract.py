@@ -121,6 +121,17 @@ def test_expected_skills_and_refusal_rules(kind: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("kind", KINDS)
+def test_a_skill_nested_in_a_root_skill_is_served_under_the_root_skills_path(kind: str, tmp_path: Path) -> None:
+    """skillwire choice (issue 20): the root skill lists every file under it, so a skill nested in it is served at
+    a path inside the root skill's (as a folder always served it), never at a second URI for the same file."""
+    catalog = MAKERS[kind](CASES["root"], tmp_path).source.scan()
+    assert [s.uri for s in catalog.skills] == ["skill://skills/SKILL.md", "skill://skills/sub/SKILL.md"]
+    root = catalog.skill("skill://skills/SKILL.md")
+    assert root is not None
+    assert "skill://skills/sub/x.md" in {f.uri for f in root.files}
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_a_directory_read_lists_subfolders_as_directories(kind: str, tmp_path: Path) -> None:
     """Directory reads list folders (inode/directory) and files, as the spec's directory resources."""
     catalog = MAKERS[kind](CASES["served"], tmp_path).source.scan()

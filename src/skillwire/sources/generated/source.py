@@ -34,12 +34,13 @@ from typing import Any, cast
 import anyio
 import anyio.to_thread
 
-from skillwire.core.catalog import Catalog, GeneratedContent, Refusal
+from skillwire.core.catalog import Catalog, GeneratedContent
 from skillwire.core.errors import FrontmatterError, GenerationError
 from skillwire.core.manifest import Skill
 from skillwire.core.mime import mime_type_for
 from skillwire.core.skill_rules import FileFacts, build_skill, read_frontmatter
 from skillwire.core.uri import SKILL_FILE
+from skillwire.sources.building import CatalogBuilder
 
 __all__ = [
     "DEFAULT_THREADS",
@@ -129,27 +130,17 @@ class GeneratedSource:
         object.__setattr__(self, "_limiter", anyio.CapacityLimiter(self.threads))
 
     def scan(self, generation: int = 0) -> Catalog:
-        """The catalog of the skills (a path given twice is refused, naming both)."""
-        skills: dict[str, GeneratedSkill] = {}
-        refusals: list[Refusal] = []
+        """The catalog of the skills, by the shared builder (a path given twice is refused, the first kept)."""
+        builder = CatalogBuilder()
         for generated in self.skills:
-            uri = generated.skill.uri
-            if uri in skills:
-                refusals.append(
-                    Refusal(f"{self.label}/{generated.path}", "duplicate-path", "two generated skills have this path")
-                )
-                continue
-            skills[uri] = generated
-        contents: dict[str, GeneratedFile] = {}
-        for generated in skills.values():
-            for f in generated.skill.files:
-                if f.rel_path == SKILL_FILE:
-                    contents[f.uri] = GeneratedFile(
-                        f.uri, generated.instructions, self.timeout, self._limiter, generated.head
-                    )
-                else:
-                    contents[f.uri] = GeneratedFile(f.uri, generated.files[f.rel_path], self.timeout, self._limiter)
-        return Catalog([g.skill for g in skills.values()], contents, refusals, generation=generation)
+            contents = {
+                f.uri: GeneratedFile(f.uri, generated.instructions, self.timeout, self._limiter, generated.head)
+                if f.rel_path == SKILL_FILE
+                else GeneratedFile(f.uri, generated.files[f.rel_path], self.timeout, self._limiter)
+                for f in generated.skill.files
+            }
+            builder.add(generated.skill, contents, where=f"{self.label}/{generated.path}")
+        return builder.build(generation)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,25 @@
 """Skills at a commit of a git repository, pinned or following a ref (pygit2, no checkout)."""
 
-from skillwire.sources.git.source import GitSource
+from __future__ import annotations
 
-__all__ = ["GitSource"]
+from skillwire.core.errors import SourceError
+from skillwire.sources.git.source import GitSource
+from skillwire.sources.port import SkillSource
+from skillwire.sources.spec import SourceOptions, SpecError
+
+__all__ = ["GitSource", "open_spec"]
+
+
+def open_spec(target: str, options: SourceOptions) -> SkillSource:
+    """`git:PATH@REF`: REF after the last `@` (a branch, tag or commit; HEAD without one). Blob digests are kept
+    beside the folder digest cache (`FILE.git-blobs`) when there is one."""
+    path, at, ref = target.rpartition("@")
+    if not at:
+        path, ref = target, "HEAD"
+    if not path or not ref:
+        raise SpecError(f"git:{target}: needs git:PATH@REF (REF a branch, tag or commit; default HEAD)")
+    cache = options.digest_cache + ".git-blobs" if options.digest_cache else None
+    try:
+        return GitSource(path, ref, digest_cache=cache)
+    except SourceError as exc:
+        raise SpecError(str(exc)) from None

@@ -7,10 +7,10 @@ whole. A commit id is pinned: its catalog never changes. Bare repositories work;
 `core.autocrlf`, filters and file modes play no part: digests are of the stored blob bytes, and reads send those
 bytes.
 
-The tree is walked as a folder is (`git_tree`: links, submodules, ignore files) and each skill is built by the one
-rule set (`skill_rules`). A blob is hashed once (`BlobDigests`, keyed by blob id, optionally kept in a file), and a
-skill whose files (paths and blob ids) did not change since the last scan is not built again: re-indexing after a
-one-file commit hashes one blob and parses one SKILL.md at most.
+The tree is walked as a folder is (`git.tree`: links, submodules, ignore files) and each skill is built by the
+shared builder (`sources.building`, the one rule set). A blob is hashed once (`BlobDigests`, keyed by blob id,
+optionally kept in a file), and a skill whose files (paths and blob ids) did not change since the last scan is not
+built again: re-indexing after a one-file commit hashes one blob and parses one SKILL.md at most.
 
     source = GitSource("team-skills.git", "main")
     catalog = source.scan()
@@ -22,8 +22,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
@@ -31,11 +31,12 @@ import anyio.to_thread
 import pygit2
 from anyio.abc import TaskStatus
 
-from skillwire.core.catalog import Catalog, FileContent, Refusal
-from skillwire.core.errors import SkillError, SourceError
-from skillwire.core.manifest import MAX_TOTAL_BYTES, Skill, SkillFile
-from skillwire.core.skill_rules import FileFacts, mime_type_given, skill_folders, skill_or_refusal, skill_path_of, span
+from skillwire.core.catalog import Catalog, Refusal
+from skillwire.core.errors import SourceError
+from skillwire.core.manifest import MAX_TOTAL_BYTES, Skill
+from skillwire.core.skill_rules import FileFacts, mime_type_given
 from skillwire.core.uri import SKILL_FILE
+from skillwire.sources.building import CatalogBuilder, SkillTree, build_skill_tree, skill_trees
 from skillwire.sources.git.blob_digests import BlobDigests
 from skillwire.sources.git.tree import Memo, TreeTooLarge, TreeWalk, walk_tree
 from skillwire.sources.port import DEFAULT_PACE, Rebuild, WatchableSource, WatchPace
@@ -149,62 +150,47 @@ class GitSource(WatchableSource):
         return catalog
 
     def _build(self, repo: pygit2.Repository, walk: TreeWalk, generation: int) -> Catalog:
-        """The catalog of a walk: each skill built by `skill_rules`, or taken from the last scan when its files
-        (paths and blob ids), the problems found in it and what is known of its blobs are the same."""
+        """The catalog of a walk, by the shared builder: each skill built by the core rules, or taken from the last
+        scan when its files (paths and blob ids), the problems found in it, its skill path and what is known of its
+        blobs are the same."""
         rels = [rel for rel, _ in walk.files]
         oids = [oid for _, oid in walk.files]
-        dirs = skill_folders(rels)
-        bad_in, refusals = _bad_paths_by_skill(walk.bad_paths, set(dirs), self.where)
+        trees, outside = skill_trees(rels, root_name=self._name, folders=walk.folders, problems=walk.bad_paths)
+        builder = CatalogBuilder()
         built: dict[str, _Built] = {}
-        skills: list[Skill] = []
-        blobs: dict[str, pygit2.Oid] = {}
-        for skill_dir in dirs:
-            lo, hi = span(rels, skill_dir)
-            first, last = span(walk.folders, skill_dir)
-            key = (
-                tuple(rels[lo:hi]),
-                tuple(oids[lo:hi]),
-                tuple(walk.folders[first:last]),
-                bad_in.get(skill_dir, ()),
-                self.digests.corrected,
-            )
-            done = self._built.get(skill_dir)
+        for tree in trees:
+            files = (tuple(rels[tree.lo : tree.hi]), tuple(oids[tree.lo : tree.hi]))
+            key = (tree.skill_path, *files, tree.folders, tree.problems, self.digests.corrected)
+            done = self._built.get(tree.folder)
             if done is None or done.key != key:
-                done = self._build_skill(repo, skill_dir, key, lo, oids)
-            built[skill_dir] = done
+                done = self._build_skill(repo, tree, key, rels, oids)
+            built[tree.folder] = done
             if isinstance(done.result, Skill):
-                skills.append(done.result)
-                blobs.update(done.blobs)
+                builder.add(done.result, done.blobs, where=self._at(tree.folder))
             else:
-                refusals.append(done.result)
+                builder.refuse(done.result)
         self._built = built
-        return Catalog(skills, _BlobLocator(self, blobs), refusals, generation)
+        builder.refuse(*(Refusal(self._at(p.path), p.rule, p.message, skill=False) for p in outside))
+        return builder.build(generation)
+
+    def _at(self, path: str) -> str:
+        """How a refusal names a path in the tree: `PATH@REF:path`, as `git show` names a file."""
+        return f"{self.where}:{path}"
 
     def _build_skill(
-        self, repo: pygit2.Repository, skill_dir: str, key: _SkillKey, lo: int, oids: list[pygit2.Oid]
+        self, repo: pygit2.Repository, tree: SkillTree, key: _SkillKey, rels: list[str], oids: list[pygit2.Oid]
     ) -> _Built:
-        """Build the skill at `skill_dir` from its files (`key`), hashing the blobs not hashed before."""
-        rels, _, folders, bad, _ = key
-        cut = len(skill_dir) + 1 if skill_dir else 0
-        names = [rel[cut:] for rel in rels]
-        facts = [_facts(name, self.digests.of(repo, oids[lo + i])) for i, name in enumerate(names)]
-        skill_md = _blob_bytes(repo, oids[lo + names.index(SKILL_FILE)])
-        problems = [SkillError(b.message, rule=b.rule, path=b.path[cut:]) for b in bad]
-        where = f"{self.where}:{skill_dir}"
-        result = skill_or_refusal(
-            skill_path_of(skill_dir, self._name),
-            facts,
-            skill_md,
-            where=where,
-            problems=problems,
-            folders=[folder[cut:] for folder in folders],
-        )
+        """Build the skill of `tree` from its files, hashing the blobs not hashed before."""
+        cut = len(tree.folder) + 1 if tree.folder else 0
+        names = [rel[cut:] for rel in rels[tree.lo : tree.hi]]
+        blobs = oids[tree.lo : tree.hi]
+        facts = [_facts(name, self.digests.of(repo, oid)) for name, oid in zip(names, blobs, strict=True)]
+        skill_md = _blob_bytes(repo, blobs[names.index(SKILL_FILE)])
+        result = build_skill_tree(tree, facts, skill_md, at=self._at)
         if isinstance(result, Refusal):
-            if not skill_dir:  # the root skill: "repo@main:SKILL.md"
-                result = replace(result, path=where + result.path.removeprefix(where + "/"))
-            return _Built(key, result, ())
-        by_name = dict(zip(names, oids[lo : lo + len(names)], strict=True))
-        return _Built(key, result, tuple((f.uri, by_name[f.rel_path]) for f in result.files))
+            return _Built(key, result, {})
+        by_name = dict(zip(names, blobs, strict=True))
+        return _Built(key, result, {f.uri: GitBlob(self, by_name[f.rel_path]) for f in result.files})
 
     def read_blob(self, oid: pygit2.Oid, limit: int) -> bytes | None:
         """At most `limit` + 1 bytes of blob `oid` (None if it is gone from the repository, or too large to serve).
@@ -257,9 +243,9 @@ class GitSource(WatchableSource):
             await anyio.sleep(poll_s)
 
 
-_SkillKey = tuple[tuple[str, ...], tuple[pygit2.Oid, ...], tuple[str, ...], tuple[Refusal, ...], int]
-"""What a skill is built from: its files' paths and blob ids, its empty folders, the problems found in it, and the
-digest cache's count of corrections (a blob digest found wrong rebuilds every skill)."""
+_SkillKey = tuple[tuple[str, ...], tuple[str, ...], tuple[pygit2.Oid, ...], tuple[str, ...], tuple[Refusal, ...], int]
+"""What a skill is built from: its skill path, its files' paths and blob ids, its empty folders, the problems found
+in it, and the digest cache's count of corrections (a blob digest found wrong rebuilds every skill)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,7 +254,7 @@ class _Built:
 
     key: _SkillKey
     result: Skill | Refusal
-    blobs: tuple[tuple[str, pygit2.Oid], ...]
+    blobs: dict[str, GitBlob]  # by file URI
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,17 +266,6 @@ class GitBlob:
 
     def read(self, limit: int) -> bytes | None:
         return self.source.read_blob(self.oid, limit)
-
-
-@dataclass(frozen=True, slots=True)
-class _BlobLocator:
-    """The blob of each served file, by file URI."""
-
-    source: GitSource
-    blobs: dict[str, pygit2.Oid]
-
-    def __call__(self, skill: Skill, f: SkillFile) -> FileContent:
-        return GitBlob(self.source, self.blobs[f.uri])
 
 
 def _what_ref_names(repo: pygit2.Repository, ref: str, label: str) -> tuple[str | None, pygit2.Oid | None]:
@@ -329,36 +304,6 @@ def _blob_bytes(repo: pygit2.Repository, oid: pygit2.Oid) -> bytes:
     if size > MAX_TOTAL_BYTES:
         return b""
     return repo.odb.read(oid)[1]
-
-
-def _bad_paths_by_skill(
-    bad_paths: Sequence[Refusal], skill_dirs: set[str], where: str
-) -> tuple[dict[str, tuple[Refusal, ...]], list[Refusal]]:
-    """The problems found in each skill folder (they refuse it), and those in no skill (only reported)."""
-    inside: dict[str, list[Refusal]] = {}
-    outside: list[Refusal] = []
-    for bad in bad_paths:
-        holders = list(_folders_above(bad.path, skill_dirs))
-        for folder in holders:
-            inside.setdefault(folder, []).append(bad)
-        if not holders:
-            outside.append(Refusal(f"{where}:{bad.path}", bad.rule, bad.message, skill=False))
-    return {folder: tuple(found) for folder, found in inside.items()}, outside
-
-
-def _folders_above(rel: str, skill_dirs: set[str]) -> Iterator[str]:
-    """The skill folders holding `rel`."""
-    if "" in skill_dirs:
-        yield ""
-    folder = rel.rpartition("/")[0]
-    while folder:
-        if folder in skill_dirs:
-            yield folder
-        folder = folder.rpartition("/")[0]
-
-
-def _join(folder: str, name: str) -> str:
-    return f"{folder}/{name}" if folder else name
 
 
 __all__: Sequence[str] = ["GitBlob", "GitSource"]

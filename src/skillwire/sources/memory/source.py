@@ -1,12 +1,12 @@
 """Skills held in memory: a mapping of paths to bytes, served like a folder holding those files.
 
-For embedding skillwire (skills made by the program itself) and as the honest fake in tests: it is built only
-from the port (`sources.port`), the ignore rules (`sources.ignore`) and the core rules (`skill_rules`), so the
-same files give the same skills, refusals, bytes, digests and directories as a folder holding them. A path
-ending in `SKILL.md` makes its folder a skill (skills nest); `.skillwireignore` files and the built-in ignores
-apply; a `SKILL.md` at the top makes the whole mapping one skill named `root_name`. A key ending in "/" (with
-empty bytes) is a folder: an empty one is a directory with no children, as is a folder holding only ignored
-files. The mapping is copied: the catalog never changes under a reader.
+For embedding skillwire (skills made by the program itself) and as the honest fake in tests: it applies the
+ignore rules (`sources.ignore`) and hands the rest to the shared builder (`sources.building`), so the same files
+give the same skills, refusals, bytes, digests and directories as a folder holding them. A path ending in
+`SKILL.md` makes its folder a skill (skills nest); `.skillwireignore` files and the built-in ignores apply; a
+`SKILL.md` at the top makes the whole mapping one skill named `root_name`. A key ending in "/" (with empty bytes)
+is a folder: an empty one is a directory with no children, as is a folder holding only ignored files. The mapping
+is copied: the catalog never changes under a reader.
 
     source = MemorySource({"pdf/SKILL.md": b"---\\nname: pdf\\ndescription: PDFs\\n---\\n", "pdf/drafts/": b""})
     source.scan().skill("skill://pdf/SKILL.md")
@@ -15,36 +15,13 @@ files. The mapping is copied: the catalog never changes under a reader.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from skillwire.core.catalog import Catalog, Refusal
-from skillwire.core.digest import sha256_digest
-from skillwire.core.errors import SkillError
-from skillwire.core.manifest import Skill
-from skillwire.core.skill_rules import (
-    SNIFF_BYTES,
-    FileFacts,
-    mime_type_of,
-    nameable_folder,
-    skill_folders,
-    skill_or_refusal,
-    skill_path_of,
-    span,
-)
-from skillwire.core.uri import SKILL_FILE
+from skillwire.core.skill_rules import nameable_folder
+from skillwire.sources.building import MemoryFile, SourceFile, build_catalog
 from skillwire.sources.ignore import IGNORE_FILE, IgnoreRules, builtin_ignored
 
 __all__ = ["MemoryFile", "MemorySource"]
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryFile:
-    """The bytes of a file held in memory (a `FileContent`)."""
-
-    data: bytes
-
-    def read(self, limit: int) -> bytes | None:
-        return self.data[: limit + 1]
 
 
 class MemorySource:
@@ -73,53 +50,22 @@ class MemorySource:
     def scan(self, generation: int = 0) -> Catalog:
         """Every skill the files make, and what was refused (paths as `label/path`)."""
         paths, problems, empty = _served(self._files)
-        skills: list[Skill] = []
-        refusals: list[Refusal] = []
-        contents: dict[str, MemoryFile] = {}
-        for skill_dir in skill_folders(paths):
-            prefix = skill_dir + "/" if skill_dir else ""
-            lo, hi = span(paths, skill_dir)
-            members = paths[lo:hi]
-            facts = [self._facts(path, len(prefix)) for path in members]
-            found = [
-                SkillError(message, rule=rule, path=at[len(prefix) :])
-                for at, rule, message in problems
-                if _under(at, skill_dir)
-            ]
-            where = f"{self._label}/{skill_dir}" if skill_dir else self._label
-            skill_path = skill_path_of(skill_dir, self._root_name)
-            lo, hi = span(empty, skill_dir)
-            folders = [f[len(prefix) :] for f in empty[lo:hi]]
-            skill_md = self._files[prefix + SKILL_FILE]
-            result = skill_or_refusal(skill_path, facts, skill_md, where=where, problems=found, folders=folders)
-            if isinstance(result, Refusal):
-                refusals.append(result)
-                continue
-            skills.append(result)
-            contents.update((f.uri, MemoryFile(self._files[prefix + f.rel_path])) for f in result.files)
-        folders = skill_folders(paths)
-        refusals.extend(  # outside every skill: reported, refusing nothing (root-relative, as a folder says it)
-            Refusal(at, rule, message, skill=False)
-            for at, rule, message in problems
-            if not any(_under(at, d) for d in folders)
+        return build_catalog(
+            [SourceFile.of_bytes(path, self._files[path]) for path in paths],
+            label=self._label,
+            root_name=self._root_name,
+            folders=empty,
+            problems=problems,
+            generation=generation,
         )
-        return Catalog(skills, contents, refusals, generation=generation)
-
-    def _facts(self, path: str, cut: int) -> FileFacts:
-        data = self._files[path]
-        return FileFacts(path[cut:], len(data), sha256_digest(data), mime_type_of(path, data[:SNIFF_BYTES]))
 
 
-Problem = tuple[str, str, str]
-"""Something wrong at a path, found before any skill is built: (root-relative path, rule, message)."""
-
-
-def _served(files: Mapping[str, bytes]) -> tuple[list[str], list[Problem], list[str]]:
+def _served(files: Mapping[str, bytes]) -> tuple[list[str], list[Refusal], list[str]]:
     """The paths a folder walk would keep (built-in ignores and `.skillwireignore` files applied), sorted, the
     ignore files that could not be read (as problems of the folder holding them), and the empty branches a walk
     would note (folders not ignored with nothing kept below, that a URI can name), sorted."""
     rules_of: dict[str, IgnoreRules | None] = {}
-    problems: list[Problem] = []
+    problems: list[Refusal] = []
 
     def rules(folder: str) -> IgnoreRules | None:
         """The rules in force inside `folder`, or None if the folder itself is ignored."""
@@ -136,7 +82,7 @@ def _served(files: Mapping[str, bytes]) -> tuple[list[str], list[Problem], list[
             try:
                 found = above.with_file(folder, files[ignore_path].decode("utf-8").splitlines())
             except UnicodeDecodeError as exc:
-                problems.append((ignore_path, "unreadable", f"ignore file unreadable: {exc}"))
+                problems.append(Refusal(ignore_path, "unreadable", f"ignore file unreadable: {exc}"))
         rules_of[folder] = found
         return found
 
@@ -152,7 +98,7 @@ def _served(files: Mapping[str, bytes]) -> tuple[list[str], list[Problem], list[
             continue
         kept.append(path)
     kept.sort()
-    below = {at for path in [*kept, *(at for at, _, _ in problems)] for at in _folders_of(path.rpartition("/")[0])}
+    below = {at for path in [*kept, *(p.path for p in problems)] for at in _folders_of(path.rpartition("/")[0])}
     below.update(up for at in live if nameable_folder(at) for up in _folders_of(at.rpartition("/")[0]))
     return kept, problems, sorted(at for at in live if at not in below and nameable_folder(at))
 
@@ -161,7 +107,3 @@ def _folders_of(folder: str) -> list[str]:
     """`folder` and every folder above it, root excluded ("a/b" gives "a/b" and "a")."""
     parts = folder.split("/") if folder else []
     return ["/".join(parts[:i]) for i in range(len(parts), 0, -1)]
-
-
-def _under(path: str, folder: str) -> bool:
-    return folder in ("", path) or path.startswith(folder + "/")

@@ -1,5 +1,19 @@
 """Skill folders that installed Python distributions declare, followed through pip's installs and removals."""
 
-from skillwire.sources.packages.source import PackageSource
+from __future__ import annotations
 
-__all__ = ["PackageSource"]
+from skillwire.sources.packages.source import PackageSource
+from skillwire.sources.port import SkillSource
+from skillwire.sources.spec import SourceOptions, SpecError
+
+__all__ = ["PackageSource", "open_spec"]
+
+
+def open_spec(target: str, options: SourceOptions) -> SkillSource:
+    """`packages:*` (every installed distribution's skills) or `packages:NAME,NAME` (only those)."""
+    if target == "*":
+        return PackageSource()
+    names = [n.strip() for n in target.split(",") if n.strip()]
+    if not names:
+        raise SpecError("packages: needs distribution names (packages:NAME,NAME) or * for all of them")
+    return PackageSource(names)
