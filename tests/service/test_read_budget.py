@@ -1,4 +1,4 @@
-"""The read budget's queue (`server/budget.py`), driven the way uvicorn drives an ASGI app.
+"""The read budget's queue (`service/budget.py`), driven the way uvicorn drives an ASGI app.
 
 skillwire choice (issue 19): a read that waits for room and whose client leaves meanwhile is dropped (its answer is
 never built) and takes no room; a read that finds none in time is answered 503 for its own id. The application

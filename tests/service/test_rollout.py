@@ -1,4 +1,4 @@
-"""Rolling replicas from commit A to commit B together (`--rollout-plan`, `server/rollout.py`, `deploy/rollout.py`).
+"""Rolling replicas from commit A to commit B together (`--rollout-plan`, `service/rollout.py`, `deploy/rollout.py`).
 
 The end-to-end test runs real `skillwire serve` replicas behind Debian's nginx on loopback, a real git repository
 made by the test, and real verifying `Host`s reading through the balancer while the plan switches the fleet.

@@ -170,7 +170,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def _planned(source: Any, plan: str) -> Any:
-    """The git source to start from under rollout plan `plan` (`server/rollout.py`); UsageError if it cannot be."""
+    """The git source to start from under rollout plan `plan` (`service/rollout.py`); UsageError if it cannot be."""
     from skillwire.core.errors import SourceError
     from skillwire.service.rollout import BadPlan, planned_source
     from skillwire.sources.git.source import GitSource

@@ -127,7 +127,7 @@ def add_validate(sub: argparse._SubParsersAction[argparse.ArgumentParser], commo
 
 
 def _network_options(serve: argparse.ArgumentParser) -> None:
-    """--http's exposure and resource bounds (defaults fit a 2-core machine; see server/limits.py)."""
+    """--http's exposure and resource bounds (defaults fit a 2-core machine; see service/limits.py)."""
     from skillwire.service import limits
 
     net = serve.add_argument_group("HTTP exposure and limits")

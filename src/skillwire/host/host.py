@@ -221,7 +221,7 @@ class Host:
         return tuple(self._item(skill) for skill in self.registry.search(query, limit))
 
     def catalog_prompt(self, budget: int, conversation: str | None = None) -> str:
-        """The catalog as system-prompt text in at most `budget` characters (`host/catalog_text.py`).
+        """The catalog as system-prompt text in at most `budget` characters (`core/hosting/catalog_text.py`).
 
         With `conversation` (the recent turns), the skills most relevant to its last part come first; otherwise
         skills are in handle order. A closing line says how many more exist and that `search_skills` finds them.

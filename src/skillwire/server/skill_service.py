@@ -88,7 +88,7 @@ class ServeOptions:
 
 @dataclass(slots=True)
 class ServiceStats:
-    """What operators watch (`server/ops.py` reads it): how the current catalog came to be, and drift found by reads.
+    """What operators watch (`service/ops.py` reads it): how the current catalog came to be, and drift found by reads.
 
     `verified`: the current catalog was built from the source, not only restored from a snapshot.
     `index_seconds`: how long the last scan, update or restore took. `rehash_mismatches`: reads whose bytes no
@@ -242,7 +242,7 @@ class SkillService:
 
         With `paths` (where the source says things changed: `IncrementalSource.places_for`, or a watching
         source's report), an incremental source re-indexes only what they touch; any other source rescans.
-        This is the rescan API: the watcher and SIGHUP (`server/watch.py`) call it too.
+        This is the rescan API: the watcher and SIGHUP (`service/watch.py`) call it too.
         """
         async with self._rebuild_lock:
             current = self.catalog
