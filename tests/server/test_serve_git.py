@@ -14,7 +14,8 @@ import pytest
 from skillwire.cli.main import main
 from skillwire.core.errors import SpecError
 from skillwire.sources.git.source import GitSource
-from skillwire.sources.spec import SourceOptions, open_sources
+from skillwire.sources.port import SourceOptions
+from skillwire.sources.spec import open_sources
 from tests.support.git_repos import git, git_commit, git_init
 from tests.support.servers import ServerTarget, connect, http_server, skills_get
 

@@ -9,7 +9,8 @@ import pytest
 from skillwire.core.errors import SpecError
 from skillwire.sources.composite import CompositeSource
 from skillwire.sources.folder.source import FolderSource
-from skillwire.sources.spec import KINDS, SourceOptions, open_sources, opener, parse_spec
+from skillwire.sources.port import SourceOptions
+from skillwire.sources.spec import KINDS, open_sources, opener, parse_spec
 from tests.sources.contract.cases import skill_md
 from tests.support.source_makers import write_tree
 

@@ -34,7 +34,8 @@ def run_serve(args: argparse.Namespace) -> int:
     from skillwire.service.limits import ServeLimits
     from skillwire.service.run import MCP_PATH, bind, build_server, serve_http, serve_stdio, url_for
     from skillwire.service.watch import LiveReload
-    from skillwire.sources.spec import SourceOptions, open_sources
+    from skillwire.sources.port import SourceOptions
+    from skillwire.sources.spec import open_sources
 
     try:
         options = ServeOptions(

@@ -35,8 +35,9 @@ from skillwire.core.lint import LintWarning, lint_skill_md
 from skillwire.core.skill_rules import shown_name
 from skillwire.sources.folder.source import FolderFile
 from skillwire.sources.ignore import IGNORE_FILE
+from skillwire.sources.port import SourceOptions
 from skillwire.sources.safe_open import read_regular
-from skillwire.sources.spec import SourceOptions, open_sources, parse_spec
+from skillwire.sources.spec import open_sources, parse_spec
 
 MAX_SKILL_MD_BYTES = 8 << 20  # a SKILL.md larger than this is not linted (the frontmatter sits at its start anyway)
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; `_LAZY` below must name the same modules (a test checks)
     from skillwire.core.catalog import Catalog, FileContent, Refusal
+    from skillwire.core.errors import SpecError
     from skillwire.core.manifest import Skill, SkillFile
     from skillwire.core.skill_rules import FileFacts
     from skillwire.sources.building import (
@@ -45,10 +46,12 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; `_LAZY` below must name th
         Rebuild,
         RestorableSource,
         SkillSource,
+        SourceOpener,
+        SourceOptions,
         WatchableSource,
         WatchPace,
     )
-    from skillwire.sources.spec import KINDS, SourceOpener, SourceOptions, SpecError, open_sources, parse_spec
+    from skillwire.sources.spec import KINDS, open_sources, parse_spec
 
 __all__ = [
     "DEFAULT_PACE",
@@ -117,9 +120,9 @@ _LAZY: dict[str, str] = {
     "WatchableSource": "skillwire.sources.port",
     "WatchPace": "skillwire.sources.port",
     "KINDS": "skillwire.sources.spec",
-    "SourceOpener": "skillwire.sources.spec",
-    "SourceOptions": "skillwire.sources.spec",
-    "SpecError": "skillwire.sources.spec",
+    "SourceOpener": "skillwire.sources.port",
+    "SourceOptions": "skillwire.sources.port",
+    "SpecError": "skillwire.core.errors",
     "open_sources": "skillwire.sources.spec",
     "parse_spec": "skillwire.sources.spec",
 }

@@ -40,6 +40,8 @@ __all__ = [
     "RestorableSource",
     "ServedFile",
     "SkillSource",
+    "SourceOpener",
+    "SourceOptions",
     "WatchPace",
     "WatchableSource",
 ]
@@ -138,3 +140,20 @@ class RestorableSource(SkillSource, Protocol):
     def verified(self) -> bool:
         """False while the catalog was only restored and not yet checked against what it came from."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class SourceOptions:
+    """What the command line says about sources as a whole.
+
+    `digest_cache`: for the plain folders (no prefix). `project_ignores`: pass over virtualenvs, node_modules
+    and .gitignore'd folders while looking for skills (`validate`).
+    """
+
+    digest_cache: str | None = None
+    progress: Callable[[int, int], None] | None = None  # a folder scan's (done, total), as it goes
+    project_ignores: bool = False
+
+
+SourceOpener = Callable[[str, SourceOptions], SkillSource]
+"""Opens the source a kind's TARGET names; SpecError if it cannot."""

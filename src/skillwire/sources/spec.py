@@ -21,31 +21,15 @@ its kind (so `git:` alone loads pygit2). A new kind is one new package and one l
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 from skillwire.core.errors import SpecError
 from skillwire.sources.composite import CompositeSource, Member, prefix_problem
-from skillwire.sources.port import SkillSource
+from skillwire.sources.port import SkillSource, SourceOpener, SourceOptions
 
-if TYPE_CHECKING:
-    from skillwire.sources.folder.records import Progress
-
-__all__ = ["KINDS", "SourceOpener", "SourceOptions", "SourceSpec", "SpecError", "open_sources", "opener", "parse_spec"]
-
-
-@dataclass(frozen=True, slots=True)
-class SourceOptions:
-    """What the command line says about sources as a whole.
-
-    `digest_cache`: for the plain folders (no prefix). `project_ignores`: pass over virtualenvs, node_modules
-    and .gitignore'd folders while looking for skills (`validate`).
-    """
-
-    digest_cache: str | None = None
-    progress: Progress | None = None
-    project_ignores: bool = False
+__all__ = ["KINDS", "SourceSpec", "open_sources", "opener", "parse_spec"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,10 +40,6 @@ class SourceSpec:
     prefix: tuple[str, ...]
     kind: str
     target: str
-
-
-SourceOpener = Callable[[str, SourceOptions], SkillSource]
-"""Opens the source a kind's TARGET names; SpecError if it cannot."""
 
 
 KINDS: dict[str, str] = {

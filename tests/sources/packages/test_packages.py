@@ -16,7 +16,8 @@ from skillwire.core.errors import SpecError
 from skillwire.sources.packages.roots import PackageRoot, package_roots
 from skillwire.sources.packages.source import PROBLEM_RULE, PackageSource
 from skillwire.sources.packages.tree import TreeProblem, list_tree
-from skillwire.sources.spec import SourceOptions, open_sources
+from skillwire.sources.port import SourceOptions
+from skillwire.sources.spec import open_sources
 from tests.support.wheels import build_wheel, package_files
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from skillwire.core.errors import SpecError
 from skillwire.sources.folder.source import FolderSource
-from skillwire.sources.port import SkillSource
-from skillwire.sources.spec import SourceOptions, SpecError
+from skillwire.sources.port import SkillSource, SourceOptions
 
 __all__ = ["FolderSource", "open_spec"]
 

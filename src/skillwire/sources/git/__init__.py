@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from skillwire.core.errors import SourceError
+from skillwire.core.errors import SourceError, SpecError
 from skillwire.sources.git.source import GitSource
-from skillwire.sources.port import SkillSource
-from skillwire.sources.spec import SourceOptions, SpecError
+from skillwire.sources.port import SkillSource, SourceOptions
 
 __all__ = ["GitSource", "open_spec"]
 
