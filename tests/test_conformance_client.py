@@ -87,9 +87,11 @@ def test_conformance_client_scenario(scenario: str, tmp_path: Path) -> None:
 UNVERIFIED_HOST = """\
 import runpy
 
+import skillwire.cache.memory as memory_module
 import skillwire.host.reads as reads_module
 
-reads_module.verify_bytes = lambda record, data: None  # a host that forgets to check digests and sizes
+# a host that forgets to check digests and sizes (its memory cache checked them again before keeping them)
+reads_module.verify_bytes = memory_module.verify_bytes = lambda record, data: None
 runpy.run_path({example!r}, run_name="__main__")
 """
 
