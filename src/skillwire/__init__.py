@@ -15,8 +15,9 @@ does not load the MCP SDK, Starlette or pydantic; `skillwire.SkillsExtension` do
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from skillwire.core.lazy import lazy_exports
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; `_LAZY` below must name the same modules (a test checks)
     from skillwire.cache.memory import MemoryCache
@@ -324,16 +325,4 @@ _LAZY: dict[str, str] = {
 """Public name -> the module that defines it, imported when the name is first looked up."""
 
 
-def __getattr__(name: str) -> object:
-    """PEP 562: import a public name's module on first access, then keep the name here like a plain import would."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups find it directly and skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    """The public names count as attributes before they are loaded (for `dir()` and completion)."""
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY)

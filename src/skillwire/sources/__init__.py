@@ -17,8 +17,9 @@ modules runs first) loads neither pygit2 nor watchfiles; `skillwire.sources.GitS
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from skillwire.core.lazy import lazy_exports
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; `_LAZY` below must name the same modules (a test checks)
     from skillwire.core.catalog import Catalog, FileContent, Refusal
@@ -129,16 +130,4 @@ _LAZY: dict[str, str] = {
 """Public name -> the module that defines it, imported when the name is first looked up."""
 
 
-def __getattr__(name: str) -> object:
-    """PEP 562: import a public name's module on first access, then keep the name here like a plain import would."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups find it directly and skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    """The public names count as attributes before they are loaded (for `dir()` and completion)."""
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY)
