@@ -15,7 +15,10 @@ NODE_TOOLS := tools/node/node_modules/.package-lock.json
 serve: $(BIN)/skillwire
 	$(BIN)/skillwire serve examples/skills --http $(HOST):$(PORT)
 
-test: lint typecheck pytest
+# One make with three jobs: the venv, the Node tools and the system packages are set up side by side, then lint and
+# the type check run beside pytest. Each job's lines stay whole (--output-sync=line).
+test:
+	$(MAKE) --no-print-directory -j 3 --output-sync=line lint typecheck pytest
 
 # The property tests under hypothesis's `long` profile (tests/conftest.py): random, 5,000 examples each.
 fuzz: $(BIN)/skillwire
@@ -44,7 +47,8 @@ pytest: $(BIN)/skillwire $(NODE_TOOLS) chromium nginx promtool
 
 # `/metrics` is checked by Prometheus's own linter (tests/service/test_ops.py): promtool, from Debian's `prometheus`
 # package (its daemon is not started; --no-install-recommends keeps the install to the package itself).
-promtool:
+# The three apt targets run one after another (order-only prerequisites), so a parallel make never runs two apt-gets.
+promtool: | nginx
 	command -v promtool >/dev/null || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus)
 
 # The catalog page's browser tests drive Debian's headless Chromium (tests/browser).
@@ -53,15 +57,14 @@ chromium:
 
 # The reverse-proxy tests run their own nginx (Debian's, not its service) in front of `skillwire serve`
 # (tests/service/test_reverse_proxy.py). Debian puts it in /usr/sbin.
-nginx:
+nginx: | chromium
 	PATH="$$PATH:/usr/sbin" command -v nginx >/dev/null || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q nginx)
 
 venv: $(BIN)/skillwire
 
 $(BIN)/skillwire: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	PIP_DISABLE_PIP_VERSION_CHECK=1 $(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
 tools: $(NODE_TOOLS)
