@@ -3,7 +3,8 @@
 Usage errors exit 2 with one line; `serve` on a terminal says what it waits for and stops at Ctrl-C;
 nothing to serve or check is an error; `validate .` in a repository skips virtualenvs, `node_modules`
 and what `.gitignore` ignores (the server does not); a hung server is given up after `--timeout`.
-Usage errors are checked in-process; a real subprocess only where a terminal, a signal or a hung child is the point.
+Usage errors and a working server's listing are checked in-process; a real subprocess only where a terminal, stdin, a
+signal or a hung child is the point.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import pytest
 from skillwire.cli.main import main
 from skillwire.cli.validate import FIXES
 from skillwire.sources.folder.source import FolderSource
+from tests.support.cli import run_cli
 from tests.support.servers import EXAMPLE_SKILLS, run_skillwire, serve_command
 from tests.support.skills import write_skill
 
@@ -273,7 +275,7 @@ def test_a_hung_server_is_given_up_after_timeout(argv: list[str], tmp_path: Path
 
 def test_timeout_is_passed_to_a_working_server() -> None:
     """--timeout bounds each request, not the whole command: a server that answers is listed as before."""
-    run = run_skillwire("inspect", shlex.join(serve_command([EXAMPLE_SKILLS], "--quiet")), "--timeout", "20")
+    run = run_cli("inspect", shlex.join(serve_command([EXAMPLE_SKILLS], "--quiet")), "--timeout", "20")
     assert run.returncode == 0, run.stderr
     assert "skill://pdf-processing/SKILL.md" in run.stdout
 

@@ -1,4 +1,5 @@
-"""`skillwire host` as a person runs it (real `python -m skillwire` subprocesses), and its terminal prompt.
+"""`skillwire host` as a person runs it, and its terminal prompt. The catalog and an answer cut short by the end of
+stdin run a real `python -m skillwire` process; the other cases run the command in-process (`tests.support.cli`).
 
 skillwire choices (the command line is ours): the catalog shows every skill by its
 handle (`label:name`); `--load --yes --read` prints origin-tagged content; a load the
@@ -22,6 +23,7 @@ from skillwire.core.hosting.approvals import ContentChange, SkillApprovalRequest
 from skillwire.core.hosting.entry import parse_entry
 from skillwire.core.hosting.registry import SkillKey
 from skillwire.host.prompt import TerminalPrompt
+from tests.support.cli import run_cli
 from tests.support.servers import EXAMPLE_SKILLS, HttpServer, run_skillwire, serve_command
 
 RUN_TIMEOUT_S = 60.0
@@ -34,6 +36,10 @@ INVOICE_TAG = (
 
 
 def _host(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return run_cli("host", *args, stdin=stdin)
+
+
+def _host_process(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     return run_skillwire("host", *args, stdin=stdin, timeout=RUN_TIMEOUT_S)
 
 
@@ -46,7 +52,7 @@ def _assert_one_error_line(run: subprocess.CompletedProcess[str], message: str) 
 
 
 def test_lists_the_catalog_with_handles(server: HttpServer) -> None:
-    run = _host("--server", f"docs={server.url}")
+    run = _host_process("--server", f"docs={server.url}")
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith("5 skills:"), run.stdout
     for handle in HANDLES:
@@ -77,7 +83,7 @@ def test_a_load_the_user_refuses_is_one_clear_line(server: HttpServer) -> None:
 
 
 def test_end_of_input_at_the_prompt_is_a_no(server: HttpServer) -> None:
-    run = _host("--server", f"docs={server.url}", "--load", "docs:pdf-processing", stdin="")
+    run = _host_process("--server", f"docs={server.url}", "--load", "docs:pdf-processing", stdin="")
     _assert_one_error_line(run, "was not approved")
 
 

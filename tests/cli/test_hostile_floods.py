@@ -1,4 +1,5 @@
-"""`skillwire inspect` and `skillwire host` (real subprocesses) against the hostile server's floods and endless pager.
+"""`skillwire inspect` and `skillwire host` against the hostile server's floods and endless pager: real subprocesses
+where their peak memory is the point, in-process (`tests.support.cli`) for what the endless pager makes them say.
 
 skillwire choices (issue 9, holes 4 and 5): a command reading a huge answer to a 101-byte entry stays
 small (peak RSS from the kernel, `wait4`) and reports a verification failure; a listing cut off
@@ -15,6 +16,7 @@ from typing import Literal
 import pytest
 
 from skillwire.cli.main import main
+from tests.support.cli import run_cli
 from tests.support.flood import hostile_command, hostile_http, run_measured
 
 Wire = Literal["http", "stdio"]
@@ -68,7 +70,7 @@ def test_host_load_of_a_huge_answer_to_a_101_byte_entry_stays_small(wire: Wire, 
 def test_host_says_on_stderr_that_an_endless_listing_is_incomplete() -> None:
     """Attack: a new nextCursor forever; `host` says in one stderr line, naming its label, that the catalog is cut."""
     server = f"pages={shlex.join(hostile_command('endless-pager'))}"
-    run = run_measured(_skillwire("host", "--server", server, "--max-pages", "5"))
+    run = run_cli("host", "--server", server, "--max-pages", "5")
     assert run.returncode == 0, run.stderr
     lines = [line for line in run.stderr.splitlines() if "incomplete" in line]
     assert lines == ["skillwire: the skill listing of server 'pages' is incomplete: stopped after 5 pages"]
@@ -79,7 +81,7 @@ def test_host_says_on_stderr_that_an_endless_listing_is_incomplete() -> None:
 def test_inspect_says_on_stderr_that_an_endless_listing_is_incomplete() -> None:
     """Attack: a new nextCursor forever; `inspect` says in one stderr line that the listing is incomplete, and why."""
     command = shlex.join(hostile_command("endless-pager"))
-    run = run_measured(_skillwire("inspect", command, "--max-pages", "5"))
+    run = run_cli("inspect", command, "--max-pages", "5")
     assert run.returncode == 1, run.stderr
     lines = [line for line in run.stderr.splitlines() if "incomplete" in line]
     assert lines == [f"skillwire: the skill listing of {command} is incomplete: stopped after 5 pages"]

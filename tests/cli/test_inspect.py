@@ -1,4 +1,4 @@
-"""`skillwire inspect` against real servers (real `python -m skillwire` subprocesses).
+"""`skillwire inspect` against real servers: the table as a real `python -m skillwire` process, the rest in-process.
 
 Spec MUST exercised through `--verify`: a host "MUST verify the content against that entry's
 digest and size" and compare SKILL.md frontmatter with the entry. skillwire choices: the table,
@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 
+from tests.support.cli import run_cli
 from tests.support.servers import HttpServer, run_skillwire
 
 RUN_TIMEOUT_S = 60.0
@@ -18,11 +19,11 @@ TAMPERED = f"{sys.executable} -m tests.support.hostile tampered"
 
 
 def _inspect(*args: str) -> subprocess.CompletedProcess[str]:
-    return run_skillwire("inspect", *args, timeout=RUN_TIMEOUT_S)
+    return run_cli("inspect", *args)
 
 
 def test_inspect_shows_the_server_the_extension_and_a_table(server: HttpServer) -> None:
-    run = _inspect(server.url)
+    run = run_skillwire("inspect", server.url, timeout=RUN_TIMEOUT_S)
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     assert lines[0].startswith("server: skillwire (self-reported)")

@@ -2,6 +2,8 @@
 
 "hosts MUST NOT use the unverified content": pull verifies every file before writing any, so a
 tampered skill leaves nothing on disk. A good skill round-trips byte for byte, with a provenance file.
+The round trip runs `python -m skillwire pull` as a process; the refusals run the command in-process (the servers
+are real processes throughout).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.cli import run_cli
 from tests.support.servers import EXAMPLE_SKILLS, HttpServer, http_server, run_skillwire
 
 RUN_TIMEOUT_S = 60.0
@@ -23,7 +26,7 @@ FILE_AND_FOLDER = f"{sys.executable} -m tests.support.hostile file-and-folder"
 
 
 def _pull(*args: str) -> subprocess.CompletedProcess[str]:
-    return run_skillwire("pull", *args, timeout=RUN_TIMEOUT_S)
+    return run_cli("pull", *args)
 
 
 def _tree(root: Path) -> dict[str, bytes]:
@@ -32,7 +35,7 @@ def _tree(root: Path) -> dict[str, bytes]:
 
 def test_pull_round_trips_a_skill_byte_for_byte(server: HttpServer, tmp_path: Path) -> None:
     dest = tmp_path / "code-review"
-    run = _pull(server.url, "skill://code-review/SKILL.md", str(dest))
+    run = run_skillwire("pull", server.url, "skill://code-review/SKILL.md", str(dest), timeout=RUN_TIMEOUT_S)
     assert run.returncode == 0, run.stderr
     pulled = _tree(dest)
     provenance = json.loads(pulled.pop(".skillwire-provenance.json"))

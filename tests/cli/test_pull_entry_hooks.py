@@ -1,7 +1,8 @@
 """`skillwire pull` against a hostile server whose skill carries files a tool runs on entering a folder (issue 19,
-hole 1), and names no disk can hold. Real processes throughout: the hostile server, `skillwire pull`, `git`. One case
-has `pull` spawn the server over stdio, as a command-line TARGET does; the others pull from one hostile server per
-scenario over HTTP, started once for the module (each case only reads from it), so each case costs one process, not two.
+hole 1), and names no disk can hold. The hostile server and `git` are real processes; `skillwire pull` runs in-process
+(`tests.support.cli`: its output captured as the process writes it; `tests/cli/test_pull.py` runs it as a process).
+One case has `pull` spawn the server over stdio, as a command-line TARGET does; the others pull from one hostile server
+per scenario over HTTP, started once for the module (each case only reads from it).
 
 skillwire choices: a pulled skill never creates version-control metadata or a file a common tool runs or trusts on
 entering a folder (the list: `skillwire.core.hosting.pull_rules`), `--force` or not; such a skill is refused whole, each
@@ -20,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.cli import run_cli
 from tests.support.flood import hostile_http
-from tests.support.servers import run_skillwire
 
 RUN_TIMEOUT_S = 60.0
 ENTRY_HOOKS_STDIO = f"{sys.executable} -m tests.support.hostile entry-hooks"  # a TARGET `pull` spawns over stdio
@@ -44,7 +45,7 @@ def long_names() -> Iterator[str]:
 
 
 def _pull(*args: str) -> subprocess.CompletedProcess[str]:
-    return run_skillwire("pull", *args, timeout=RUN_TIMEOUT_S)
+    return run_cli("pull", *args)
 
 
 def _git(tmp_path: Path, where: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -2,8 +2,9 @@
 
 Each attack is reproduced from outside: a hostile server (`tests.support.hostile terminal-escapes`)
 whose serverInfo, instructions, skill prefix and SKILL.md body carry OSC 0, CSI 2J, OSC 52, U+202E
-and C1 controls, run through the real `skillwire inspect` and `skillwire host`; and folders on disk
-with such names run through the real `skillwire serve` and `skillwire validate`. Every output must
+and C1 controls, run through `skillwire inspect`, `host` and `pull` (in-process, `tests.support.cli`: stdout and
+stderr captured with this process's encodings, log lines included, as the process writes them); and folders on
+disk with such names run through the real `skillwire serve` and `skillwire validate`. Every output must
 hold no raw control, format or separator character, and must show each one as a visible escape.
 """
 
@@ -30,6 +31,7 @@ from skillwire.core.hosting.entry import parse_entry
 from skillwire.core.hosting.registry import SkillKey
 from skillwire.host.prompt import TerminalPrompt
 from skillwire.sources.folder.source import FolderSource
+from tests.support.cli import run_cli
 from tests.support.hostile import (
     ESCAPES_DESCRIPTION,
     ESCAPES_INSTRUCTIONS,
@@ -37,7 +39,7 @@ from tests.support.hostile import (
     ESCAPES_SERVER_NAME,
     ESCAPES_SERVER_VERSION,
 )
-from tests.support.servers import run_skillwire, serve_command
+from tests.support.servers import serve_command
 
 RUN_TIMEOUT_S = 60.0
 HOSTILE = f"{sys.executable} -m tests.support.hostile terminal-escapes"
@@ -76,7 +78,7 @@ def assert_terminal_safe(run: subprocess.CompletedProcess[str]) -> None:
 
 def test_inspect_shows_a_hostile_server_name_version_and_instructions_escaped() -> None:
     """A serverInfo.name with OSC 0, CSI 2J and U+202E (and a C1 CSI in its version) no longer drives the terminal."""
-    run = run_skillwire("inspect", HOSTILE, timeout=RUN_TIMEOUT_S)
+    run = run_cli("inspect", HOSTILE)
     assert run.returncode == 0, run.stdout + run.stderr
     assert_terminal_safe(run)
     lines = run.stdout.splitlines()
@@ -87,7 +89,7 @@ def test_inspect_shows_a_hostile_server_name_version_and_instructions_escaped() 
 
 def test_inspect_json_is_exact_and_terminal_safe() -> None:
     """`--json` once let U+202E and C1 controls through raw (ensure_ascii=False); now escaped, same data parsed."""
-    run = run_skillwire("inspect", HOSTILE, "--json", timeout=RUN_TIMEOUT_S)
+    run = run_cli("inspect", HOSTILE, "--json")
     assert run.returncode == 0, run.stdout + run.stderr
     assert_terminal_safe(run)
     report = json.loads(run.stdout)
@@ -104,7 +106,7 @@ def test_inspect_json_is_exact_and_terminal_safe() -> None:
 
 def test_host_catalog_shows_a_bidi_handle_escaped() -> None:
     """A prefix segment with U+202E (reads "acmeexe.pdf") shows as an escape in the catalog and collision note."""
-    run = run_skillwire("host", "--server", f"evil={HOSTILE}", timeout=RUN_TIMEOUT_S)
+    run = run_cli("host", "--server", f"evil={HOSTILE}")
     assert run.returncode == 0, run.stdout + run.stderr
     assert_terminal_safe(run)
     assert f"  evil:{SHOWN_PREFIX}/refunds  " in run.stdout, run.stdout
@@ -113,9 +115,7 @@ def test_host_catalog_shows_a_bidi_handle_escaped() -> None:
 
 def test_host_prompt_and_loaded_content_cannot_write_the_clipboard() -> None:
     """A SKILL.md body with OSC 52 (clipboard), OSC 0 and CSI 2J is printed with each sequence visible, lines kept."""
-    run = run_skillwire(
-        "host", "--server", f"evil={HOSTILE}", "--load", HANDLE, "--read", "notes.md", stdin="y\n", timeout=60
-    )
+    run = run_cli("host", "--server", f"evil={HOSTILE}", "--load", HANDLE, "--read", "notes.md", stdin="y\n")
     assert run.returncode == 0, run.stdout + run.stderr
     assert_terminal_safe(run)
     # The approval prompt (stderr): handle, origin URI and description, each with its U+202E shown.
@@ -170,7 +170,7 @@ def test_prompt_shows_hidden_characters_in_a_description_and_a_grant() -> None:
 def test_pull_names_a_bidi_skill_uri_escaped(tmp_path: Path) -> None:
     """`pull` of a skill whose URI holds U+202E once echoed the URI raw; it shows the escape."""
     uri = f"skill://{ESCAPES_PREFIX}/refunds/SKILL.md"
-    run = run_skillwire("pull", HOSTILE, uri, str(tmp_path / "refunds"), timeout=RUN_TIMEOUT_S)
+    run = run_cli("pull", HOSTILE, uri, str(tmp_path / "refunds"))
     assert run.returncode == 0, run.stdout + run.stderr
     assert_terminal_safe(run)
     assert run.stdout.startswith(f"pulled skill://{SHOWN_PREFIX}/refunds/SKILL.md (2 files, all verified)"), run.stdout

@@ -8,7 +8,7 @@ VerificationError); listings stop at their page, entry and byte caps and say the
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Literal
 
@@ -37,18 +37,29 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@pytest.fixture(scope="module")
+def endless_read_url() -> Iterator[str]:
+    """One `endless-read` server over HTTP for the module: it answers every read alike, whoever asked before."""
+    with hostile_http("endless-read") as url:
+        yield url
+
+
 @asynccontextmanager
 async def hostile_client(
-    wire: Wire, scenario: str, *options: str, limits: ClientLimits = DEFAULT_LIMITS
+    wire: Wire, scenario: str, *options: str, limits: ClientLimits = DEFAULT_LIMITS, url: str | None = None
 ) -> AsyncIterator[SkillsClient]:
-    """A SkillsClient connected to the hostile server for `scenario`, run as a real process over `wire`."""
+    """A SkillsClient connected to the hostile server for `scenario`, run as a real process over `wire` (over HTTP,
+    the running one at `url` if given)."""
     if wire == "stdio":
         argv = hostile_command(scenario, *options, "--exit-on-hangup")  # a flood ends with its client, not 2 s later
         async with SkillsClient.connect(argv, limits=limits) as client:
             yield client
+    elif url is not None:
+        async with SkillsClient.connect(url, limits=limits) as client:
+            yield client
     else:
-        with hostile_http(scenario, *options) as url:
-            async with SkillsClient.connect(url, limits=limits) as client:
+        with hostile_http(scenario, *options) as started:
+            async with SkillsClient.connect(started, limits=limits) as client:
                 yield client
 
 
@@ -94,10 +105,13 @@ async def test_a_gzip_bomb_is_never_inflated() -> None:
 
 
 @pytest.mark.parametrize("wire", WIRES)
-async def test_an_endless_answer_is_cut_off_instead_of_exhausting_memory(wire: Wire) -> None:
+async def test_an_endless_answer_is_cut_off_instead_of_exhausting_memory(
+    wire: Wire, request: pytest.FixtureRequest
+) -> None:
     """Attack: a resources/read answer that never ends (it hit MemoryError in 7 s); the read stops at its bound."""
+    url = request.getfixturevalue("endless_read_url") if wire == "http" else None
     with anyio.fail_after(FREEZE_TIMEOUT_S):
-        async with hostile_client(wire, "endless-read") as client:
+        async with hostile_client(wire, "endless-read", url=url) as client:
             with pytest.raises(ResponseTooLarge):
                 await client.read(HUGE_URI, size=101)
             if wire == "http":
@@ -114,11 +128,11 @@ async def test_an_endless_answer_is_cut_off_instead_of_exhausting_memory(wire: W
                 )
 
 
-async def test_a_read_with_no_listed_size_is_bounded_by_max_read_bytes() -> None:
+async def test_a_read_with_no_listed_size_is_bounded_by_max_read_bytes(endless_read_url: str) -> None:
     """Attack: a flood answering a read whose size no entry lists (dynamic, cross-origin); max_read_bytes bounds it."""
     limits = ClientLimits(max_read_bytes=1024)
     with anyio.fail_after(FREEZE_TIMEOUT_S):
-        async with hostile_client("http", "endless-read", limits=limits) as client:
+        async with hostile_client("http", "endless-read", limits=limits, url=endless_read_url) as client:
             with pytest.raises(ResponseTooLarge) as caught:
                 await client.read(HUGE_URI)
     assert caught.value.expected is None

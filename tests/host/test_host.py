@@ -1,4 +1,5 @@
-"""`Host` end to end: skillwire's own server over real stdio and HTTP, and the hostile server.
+"""`Host` end to end: skillwire's own server over real stdio and HTTP (and in-process where the transport is not the
+point: the same server `serve` builds), and the hostile server.
 
 Spec sections exercised: Names, Skill URIs, Resources, Limits, Integrity and
 Verification (verification on read, the acting window and held entry,
@@ -26,6 +27,7 @@ import anyio
 import pytest
 
 from skillwire.cache.store import SkillCache
+from skillwire.client.session import Target
 from skillwire.core.errors import (
     AmbiguousSkillName,
     ApprovalDenied,
@@ -54,6 +56,8 @@ from skillwire.core.hosting.limits import ClientLimits
 from skillwire.core.hosting.registry import LocalSkill, SkillKey
 from skillwire.host.approval_store import JsonApprovalStore
 from skillwire.host.host import Host, IncompleteListing
+from skillwire.server.extension import SkillsExtension
+from skillwire.service.run import build_server
 from tests.support import hostile as h
 from tests.support.flood import hostile_command, hostile_http
 from tests.support.servers import EXAMPLE_SKILLS, REPO_ROOT, http_server, serve_command
@@ -63,6 +67,7 @@ pytestmark = pytest.mark.anyio
 
 Transport = Literal["stdio", "http"]
 TRANSPORTS: tuple[Transport, ...] = ("stdio", "http")
+DocsTransport = Literal["memory", "stdio", "http"]
 HostileTransport = Literal["inprocess", "stdio", "http"]
 
 PDF = "skill://pdf-processing/SKILL.md"
@@ -160,25 +165,28 @@ def in_repo(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @contextmanager
-def skillwire_target(transport: Transport, root: Path) -> Iterator[str | list[str]]:
-    """`skillwire serve ROOT` as an add_server target: a running HTTP server's URL, or a stdio command."""
+def skillwire_target(transport: DocsTransport, root: Path) -> Iterator[Target]:
+    """`skillwire serve ROOT` as an add_server target: a running HTTP server's URL, a stdio command, or ("memory") the
+    server `serve` builds, built here from ROOT as it is now (it does not follow later changes on disk)."""
     if transport == "http":
         with http_server([root], "--quiet") as server:
             yield server.url
+    elif transport == "memory":
+        yield build_server(SkillsExtension.from_paths([root]))
     else:
         yield serve_command([root], "--quiet")
 
 
 @asynccontextmanager
-async def docs_host(transport: Transport, root: Path, **options: Any) -> AsyncIterator[Host]:
-    """A Host with `skillwire serve ROOT` connected as `docs`."""
+async def docs_host(transport: DocsTransport, root: Path, **options: Any) -> AsyncIterator[Host]:
+    """A Host with `skillwire serve ROOT` connected as `docs` (a server started or built for this host alone)."""
     with skillwire_target(transport, root) as target:
         async with connected_host(target, **options) as host:
             yield host
 
 
 @asynccontextmanager
-async def connected_host(target: str | list[str], **options: Any) -> AsyncIterator[Host]:
+async def connected_host(target: Target, **options: Any) -> AsyncIterator[Host]:
     """A Host with `target` (a URL or a stdio command) connected as `docs`."""
     async with Host(**options) as host:
         await host.add_server("docs", target)
@@ -326,7 +334,7 @@ async def test_persisted_approvals_survive_a_new_host_and_are_revoked_when_conte
     path = tmp_path / "state" / "approvals.json"
     key = SkillKey("docs", PDF)
     first = ScriptedPrompt()
-    async with docs_host("stdio", skills_dir, prompt=first, approvals=JsonApprovalStore(path)) as host:
+    async with docs_host("memory", skills_dir, prompt=first, approvals=JsonApprovalStore(path)) as host:
         await host.load_skill("docs:pdf-processing")
     assert len(first.skills) == 1
     saved = json.loads(path.read_text(encoding="utf-8"))["approvals"]
@@ -334,13 +342,13 @@ async def test_persisted_approvals_survive_a_new_host_and_are_revoked_when_conte
     assert {tuple(pair) for pair in saved[0]["content"]} == SPEC_PDF_SET
 
     second = ScriptedPrompt()
-    async with docs_host("stdio", skills_dir, prompt=second, approvals=JsonApprovalStore(path)) as host:
+    async with docs_host("memory", skills_dir, prompt=second, approvals=JsonApprovalStore(path)) as host:
         await host.load_skill("docs:pdf-processing")
     assert second.skills == [], "an unchanged skill is covered by the persisted approval"
 
     (skills_dir / "pdf-processing" / "templates" / "invoice.md").write_bytes(b"# Invoice v2\n")
     third = ScriptedPrompt()
-    async with docs_host("stdio", skills_dir, prompt=third, approvals=JsonApprovalStore(path)) as host:
+    async with docs_host("memory", skills_dir, prompt=third, approvals=JsonApprovalStore(path)) as host:
         assert JsonApprovalStore(path).get(key) is None, "listing the changed skill revoked the approval on disk"
         await host.load_skill("docs:pdf-processing")
     (asked,) = third.skills
@@ -353,7 +361,7 @@ async def test_approving_a_skill_does_not_approve_its_nested_skill(skills_dir: P
     """Spec MUST (Nested Skills): approval is per skill; a nested SKILL.md read as a supporting file is ordinary
     markdown, and activating the nested skill asks for its own, fresh consent."""
     prompt = ScriptedPrompt()
-    async with docs_host("stdio", skills_dir, prompt=prompt) as host:
+    async with docs_host("memory", skills_dir, prompt=prompt) as host:
         await host.load_skill("docs:code-review")
         nested = await host.read_skill_file("docs:code-review", "security-review/SKILL.md")
         assert nested.startswith(b"---\nname: security-review\n")
@@ -371,7 +379,7 @@ async def test_allowed_tools_is_ignored_unless_granted(skills_dir: Path) -> None
     """Spec MUST (No implicit permission grants): allowed-tools from an MCP skill is ignored unless the user
     approved that grant for that skill; the prompt shows what the skill asks for."""
     denied = ScriptedPrompt()
-    async with docs_host("stdio", skills_dir, prompt=denied) as host:
+    async with docs_host("memory", skills_dir, prompt=denied) as host:
         loaded = await host.load_skill("docs:code-review")
     assert dict(denied.skills[0].requested) == {"allowed-tools": "Read Grep"}
     assert "allowed-tools" not in loaded.frontmatter
@@ -379,7 +387,7 @@ async def test_allowed_tools_is_ignored_unless_granted(skills_dir: Path) -> None
     assert loaded.grants == frozenset()
 
     granted = ScriptedPrompt(grants=frozenset({"allowed-tools", "hooks"}))
-    async with docs_host("stdio", skills_dir, prompt=granted) as host:
+    async with docs_host("memory", skills_dir, prompt=granted) as host:
         loaded = await host.load_skill("docs:code-review")
         assert host.window("docs:code-review").grants == frozenset({"allowed-tools"})
     assert loaded.frontmatter["allowed-tools"] == "Read Grep"
@@ -421,7 +429,7 @@ async def test_the_disk_cache_serves_verified_bytes_and_refetches_tampered_ones(
     Spec MUST (Cache integrity): every cached file is re-verified on use; one that no longer matches is fetched
     again and verified. The disk alone: memory, asked first, would answer before the disk is (memory_cache_bytes=0)."""
     cache = SkillCache(tmp_path / "cache")
-    async with docs_host("stdio", skills_dir, prompt=ScriptedPrompt(), cache=cache, memory_cache_bytes=0) as host:
+    async with docs_host("memory", skills_dir, prompt=ScriptedPrompt(), cache=cache, memory_cache_bytes=0) as host:
         reads = host.client("docs").reads
         await host.load_skill("docs:pdf-processing")
         await host.read_skill_file("docs:pdf-processing", "templates/invoice.md")
@@ -446,7 +454,7 @@ async def test_a_cache_and_approval_store_set_after_the_host_is_built_are_the_on
 ) -> None:
     """`host.cache` and `host.approvals` are settings: assigned on a running host, the next load and read use them."""
     cache = SkillCache(tmp_path / "cache")
-    async with docs_host("stdio", skills_dir, prompt=ScriptedPrompt()) as host:
+    async with docs_host("memory", skills_dir, prompt=ScriptedPrompt()) as host:
         host.cache = cache
         store = MemoryApprovalStore()
         host.approvals = store
@@ -462,7 +470,7 @@ async def test_removing_a_server_deletes_its_cache_and_approvals(skills_dir: Pat
     its skills and its acting windows."""
     cache = SkillCache(tmp_path / "cache")
     store = JsonApprovalStore(tmp_path / "approvals.json")
-    async with docs_host("stdio", skills_dir, prompt=ScriptedPrompt(), cache=cache, approvals=store) as host:
+    async with docs_host("memory", skills_dir, prompt=ScriptedPrompt(), cache=cache, approvals=store) as host:
         await host.load_skill("docs:pdf-processing")
         await host.read_skill_file("docs:pdf-processing", "templates/invoice.md")
         folder = cache.path_for("docs", INVOICE).parents[2]
@@ -488,7 +496,7 @@ async def test_the_same_uri_from_two_servers_is_two_skills(
     cache = SkillCache(tmp_path / "cache")
     prompt = ScriptedPrompt()
     async with Host(prompt=prompt, cache=cache) as host:
-        await host.add_server("a", serve_command([shared_skills], "--quiet"))
+        await host.add_server("a", build_server(SkillsExtension.from_paths([shared_skills])))
         await host.add_server("b", shared_http)
         pdf = [item for item in host.catalog() if item.uri == PDF]
         assert [(i.handle, i.origin) for i in pdf] == [("a:pdf-processing", "a"), ("b:pdf-processing", "b")]

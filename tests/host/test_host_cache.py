@@ -1,5 +1,6 @@
-"""The host's disk cache under attack from outside (issue 9, hole 6): `skillwire host --cache` in a subprocess
-against real servers (skillwire's own over HTTP, the hostile one over stdio), with real links and FIFOs planted.
+"""The host's disk cache under attack from outside (issue 9, hole 6): `skillwire host --cache` against real servers
+(skillwire's own over HTTP, the hostile one over stdio), with real links and FIFOs planted. The command runs in-process
+(`tests.support.cli`), except where a planted FIFO could freeze it: there it is a subprocess given up after a timeout.
 
 Spec (Security Considerations, cache integrity): hosts MUST NOT use unverified content, and content served from
 the cache is re-verified on every access. skillwire's choices on top: only bytes that passed every check (size,
@@ -20,6 +21,7 @@ import pytest
 
 from skillwire.cache import MARKER_NAME, SkillCache
 from tests.support import hostile as h
+from tests.support.cli import run_cli
 from tests.support.servers import EXAMPLE_SKILLS, HttpServer, http_server, run_skillwire
 from tests.support.victims import snapshot, victim_folder
 
@@ -38,14 +40,19 @@ def docs() -> Iterator[HttpServer]:
 
 
 def _host(*args: str) -> subprocess.CompletedProcess[str]:
+    return run_cli("host", "--yes", *args)
+
+
+def _host_process(*args: str) -> subprocess.CompletedProcess[str]:
+    """`skillwire host` as a subprocess: a freeze fails the test instead of holding the suite."""
     try:
         return run_skillwire("host", "--yes", *args, timeout=FREEZE_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         pytest.fail(f"`skillwire host` froze for {FREEZE_TIMEOUT_S:.0f} s", pytrace=False)
 
 
-def _read_invoice(server: HttpServer, cache_dir: Path) -> subprocess.CompletedProcess[str]:
-    return _host(
+def _read_invoice(server: HttpServer, cache_dir: Path, *, process: bool = False) -> subprocess.CompletedProcess[str]:
+    return (_host_process if process else _host)(
         "--server", f"docs={server.url}", "--cache", str(cache_dir), "--load", "docs:pdf-processing",
         "--read", "templates/invoice.md",
     )  # fmt: skip
@@ -100,7 +107,7 @@ def test_a_fifo_planted_at_a_cached_path_does_not_freeze_the_host(docs: HttpServ
     cached.unlink()
     os.mkfifo(cached)
 
-    run = _read_invoice(docs, cache_dir)
+    run = _read_invoice(docs, cache_dir, process=True)
     assert run.returncode == 0, run.stderr
     assert INVOICE_TEXT in run.stdout
     assert stat.S_ISREG(cached.lstat().st_mode)
