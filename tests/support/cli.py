@@ -19,9 +19,11 @@ from __future__ import annotations
 import io
 import logging
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
+from types import FrameType
 from typing import TextIO
 
 from skillwire.cli.main import main
@@ -53,8 +55,21 @@ def _exit_status(exited: SystemExit, stderr: TextIO) -> int:
     return 1
 
 
-def run_cli(*args: str, stdin: str = "", cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:
-    """`skillwire ARGS...` in this process, from `cwd`, reading `stdin`; never raises on exit status."""
+class CommandHung(BaseException):
+    """The command ran past its timeout (as TimeoutExpired from `subprocess.run`); a BaseException, so that `main()`
+    (which turns any Exception into one error line) cannot swallow it."""
+
+
+def _hung(signum: int, frame: FrameType | None) -> None:
+    raise CommandHung("the command ran past its timeout")
+
+
+def run_cli(
+    *args: str, stdin: str = "", cwd: Path = REPO_ROOT, timeout: float = 60.0
+) -> subprocess.CompletedProcess[str]:
+    """`skillwire ARGS...` in this process, from `cwd`, reading `stdin`; never raises on exit status. A command still
+    running after `timeout` seconds is interrupted (SIGALRM, in the main thread, where tests run) with CommandHung,
+    so a regression that hangs fails the test as a process's timeout would, instead of hanging the suite."""
     out, err = _stream_like(sys.__stdout__), _stream_like(sys.__stderr__)
     root = logging.getLogger()
     kept_handlers, kept_level = list(root.handlers), root.level
@@ -64,12 +79,16 @@ def run_cli(*args: str, stdin: str = "", cwd: Path = REPO_ROOT) -> subprocess.Co
         root.removeHandler(handler)
     os.chdir(cwd)
     sys.stdin, sys.stdout, sys.stderr = io.StringIO(stdin), out, err
+    kept_alarm = signal.signal(signal.SIGALRM, _hung)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
         try:
             code = main(list(args))
         except SystemExit as exited:  # argparse: a usage error (2), --help or --version (0)
             code = _exit_status(exited, err)
     finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, kept_alarm)
         sys.stdin, sys.stdout, sys.stderr = kept_streams
         os.chdir(kept_cwd)
         for handler in list(root.handlers):  # what main() installed
