@@ -260,7 +260,7 @@ def _prefixed(skill: Skill, prefix: tuple[str, ...], kept: dict[str, tuple[Skill
         (SkillFile(f.rel_path, uri, f.digest, f.size, f.mime_type) for f, uri in zip(skill.files, uris, strict=True)),
         key=manifest_order,
     )
-    return Skill(path, skill.frontmatter, tuple(files), skill.folders, dynamic=skill.dynamic)
+    return Skill(path, skill.frontmatter, tuple(files), skill.folders, dynamic=skill.dynamic, meta=skill.meta)
 
 
 @dataclass(frozen=True, slots=True)
