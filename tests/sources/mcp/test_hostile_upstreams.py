@@ -11,12 +11,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp.server.lowlevel import Server
 
 from skillwire.core.digest import sha256_digest
 from skillwire.core.hosting.limits import ClientLimits
 from skillwire.server.skill_service import SkillService
+from skillwire.service.watch import watch_and_rebuild
 from skillwire.sources.composite import CompositeSource, Member
 from skillwire.sources.mcp import GatewayCache, McpSource, Settings, Upstream
 from skillwire.sources.memory.source import MemorySource
@@ -204,3 +206,22 @@ def test_content_already_kept_is_not_fetched_again(tmp_path: Path) -> None:
     assert len(gateway(again.server, tmp_path, name="two").scan()) == 2
     assert again.reads() == []
 
+
+async def test_gateways_restored_in_a_composite_are_refreshed_once_watching_starts(tmp_path: Path) -> None:
+    """A restart beside another source serves the kept state at once; the watcher then refreshes the gateway (it
+    cannot watch, so the composite rescans it once, in the background) and the service is verified."""
+    upstream = h.build_hostile_server("honest")
+    gateway(upstream.server, tmp_path).scan()
+    upstream.catalog.listed[:] = [e for e in upstream.catalog.listed if "pdf-processing" not in e["uri"]]
+    local = MemorySource({"notes/SKILL.md": skill_md("notes")})
+    service = SkillService(CompositeSource([Member(gateway(upstream.server, tmp_path), ("vendor",)), Member(local)]))
+    assert service.restored
+    assert not service.stats.verified
+    assert len(service.catalog) == 3
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as tasks:
+            await tasks.start(lambda task_status: watch_and_rebuild(service, task_status=task_status))
+            while not service.stats.verified:
+                await anyio.sleep(0.05)
+            tasks.cancel_scope.cancel()
+    assert [s.uri for s in service.catalog.skills] == ["skill://notes/SKILL.md", "skill://vendor/other-skill/SKILL.md"]
