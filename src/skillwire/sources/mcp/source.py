@@ -204,8 +204,11 @@ class McpSource(RestorableSource):
         state = _State(tuple(kept), now)
         catalog, served = self._catalog(state, refusals, generation)
         state = _State(tuple(k for k in state.skills if normal_uri(k.entry.uri) in served), now)
-        self.cache.save_state(self.upstream.key, _state_json(state, self.upstream.shown))
-        self.cache.evict()
+        try:
+            self.cache.save_state(self.upstream.key, _state_json(state, self.upstream.shown))
+            self.cache.evict()
+        except OSError as err:  # what verified is served all the same; only a restart cannot start from it
+            logger.error("%s: the verified state could not be kept in %s: %s", self.label, self.cache.root, err)
         if self._failing_since is not None:
             logger.warning("%s: refreshed again; it was stale since %s", self.label, _when(self._failing_since))
         self._state, self._failing_since, self._reason = state, None, None
@@ -254,8 +257,12 @@ class McpSource(RestorableSource):
         if raw.get("format") != _STATE_FORMAT or raw.get("version") != _STATE_VERSION:
             logger.warning("%s: the kept state is not one this version reads; ignored", self.label)
             return None
+        kept = raw.get("skills")
+        if not isinstance(kept, list):
+            logger.warning("%s: the kept state lists no skills; ignored", self.label)
+            return None
         skills: list[_Kept] = []
-        for item in raw.get("skills") or ():
+        for item in kept:
             try:
                 entry = parse_entry(item.get("entry") if isinstance(item, dict) else None)
             except InvalidEntry as err:
@@ -293,6 +300,8 @@ class McpSource(RestorableSource):
             elif builder.add(skill, contents, where=where):
                 served.add(normal_uri(kept.entry.uri))
         self._built = built
+        digests = {r.digest for kept in state.skills for r in _resources(kept.entry)}
+        self._text = {d: text for d, text in self._text.items() if d in digests}
         return builder.build(generation), served
 
     def _build(self, kept: _Kept, where: str) -> tuple[Skill | Refusal, dict[str, FileContent]]:
