@@ -419,7 +419,7 @@ def _state_name(key: str) -> str:
     return f"{key}.json"
 
 
-_MAX_STATE_BYTES = 1024 * 1024 * 1024  # a state of 200,000 entries is far smaller
+_MAX_STATE_BYTES = 512 * 1024 * 1024  # a state of 200,000 entries is far smaller (a listing may take as much)
 
 
 def _read_small(folder: int, name: str) -> bytes | None:
@@ -433,7 +433,7 @@ def _read_small(folder: int, name: str) -> bytes | None:
         if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_STATE_BYTES:
             return None
         with os.fdopen(os.dup(fd), "rb") as fh:
-            return fh.read(_MAX_STATE_BYTES + 1)
+            return fh.read(info.st_size + 1)  # what fstat saw, and one byte to tell a file that grew meanwhile
     finally:
         os.close(fd)
 
