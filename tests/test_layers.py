@@ -26,7 +26,8 @@ PACKAGE = Path(skillwire.__file__).parent
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("skillwire.core",),
     ("skillwire.core.hosting",),
-    ("skillwire.sources", "skillwire.client", "skillwire.cache"),
+    ("skillwire.client", "skillwire.cache"),
+    ("skillwire.sources",),
     ("skillwire.server", "skillwire.host"),
     ("skillwire.service",),
     ("skillwire.cli",),
@@ -124,6 +125,11 @@ def test_every_package_of_skillwire_is_placed_on_a_layer() -> None:
             "skillwire.client and skillwire.cache are independent",
         ),
         ("server/extension.py", "from ..service import run\n", "skillwire.server is below skillwire.service"),
+        (
+            "client/session.py",
+            "from skillwire.sources.port import SkillSource\n",
+            "skillwire.client is below skillwire.sources",
+        ),
         ("sources/port.py", "from skillwire import Host\n", "imports the public face"),
     ],
 )

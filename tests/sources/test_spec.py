@@ -54,7 +54,7 @@ def test_plain_folders_are_one_folder_source_and_prefixed_ones_make_a_composite(
 def test_every_registered_kind_names_an_opener_its_package_defines() -> None:
     """skillwire choice (issue 20): `KINDS` is the one registry, one `MODULE:FUNCTION` line a kind; each line names
     a function of the kind's own package (a typo there would only show when someone opens that kind)."""
-    assert sorted(KINDS) == ["folder", "git", "packages"]
+    assert sorted(KINDS) == ["folder", "git", "mcp", "packages"]
     for kind, where in KINDS.items():
         assert where == f"skillwire.sources.{kind}:open_spec"
         assert callable(opener(kind))

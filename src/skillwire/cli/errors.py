@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CliError", "UsageError", "nothing_found"]
 
-_BAD_ROOT = ("root-missing", "root-not-folder")
+_BAD_ROOT = ("root-missing", "root-not-folder", "upstream-unavailable")
 
 
 class CliError(Exception):

@@ -73,7 +73,13 @@ def run_serve(args: argparse.Namespace) -> int:
         args.usage_error("name a SOURCE to serve (a folder of skills, KIND:TARGET) or --packages")
     progress = ProgressBar(sys.stderr) if not args.quiet and sys.stderr.isatty() else None
     try:
-        source = open_sources(args.paths, SourceOptions(digest_cache=args.digest_cache, progress=progress))
+        kept = SourceOptions(
+            digest_cache=args.digest_cache,
+            progress=progress,
+            gateway_cache=args.gateway_cache,
+            gateway_cache_bytes=None if args.gateway_cache_mb is None else args.gateway_cache_mb << 20,
+        )
+        source = open_sources(args.paths, kept)
     except SpecError as error:
         raise UsageError(str(error)) from None
     if args.rollout_plan is not None:
@@ -91,7 +97,8 @@ def run_serve(args: argparse.Namespace) -> int:
 
         emit(args.format, serve_report(catalog, args.paths), out=sys.stderr)
     if not args.quiet and extension.service.restored:
-        err(f"{PROG}: restored from {args.digest_cache}; checking the disk in the background")
+        where = args.digest_cache or "the gateway cache"
+        err(f"{PROG}: restored from {where}; checking the sources in the background")
     search = None
     if args.search_tool:
         from skillwire.server.search_tool import SkillSearch

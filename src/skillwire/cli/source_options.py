@@ -29,7 +29,8 @@ def add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: 
         nargs="*",
         metavar="SOURCE",
         help="a folder of skills or a skill folder; KIND:TARGET for another kind (folder:PATH, "
-        "git:PATH@REF, packages:NAME,...); PREFIX=SOURCE serves its skills under PREFIX/",
+        "git:PATH@REF, packages:NAME,..., mcp:URL or mcp:stdio:COMMAND: another MCP server's skills, verified); "
+        "PREFIX=SOURCE serves its skills under PREFIX/",
     )
     serve.add_argument(
         "--packages",
@@ -72,6 +73,19 @@ def add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: 
         "--digest-cache",
         metavar="FILE",
         help="remember digests and the catalog in FILE: a restart serves at once and then checks the disk",
+    )
+    serve.add_argument(
+        "--gateway-cache",
+        metavar="DIR",
+        help="where mcp: sources keep the upstream content they verified, by digest, and each upstream's last "
+        "verified state (default $XDG_CACHE_HOME/skillwire/gateway)",
+    )
+    serve.add_argument(
+        "--gateway-cache-mb",
+        type=positive_int,
+        metavar="MB",
+        help="MiB of upstream content the gateway cache holds at most; a skill that does not fit is refused "
+        "(default 2048)",
     )
     serve.add_argument(
         "--no-watch",

@@ -59,6 +59,16 @@ FIXES: Final[Mapping[str, str]] = MappingProxyType(
         # generated and package sources
         "duplicate-path": "give each generated skill its own path",
         "package-unreadable": "fix the distribution's 'skillwire.skills' entry point, or reinstall the distribution",
+        # mcp sources (a gateway): what an upstream MCP server lists or serves that cannot be passed on
+        "upstream-mismatch": "the upstream served bytes its own manifest does not list: tell its operator; the skill "
+        "is served again once every byte verifies",
+        "upstream-unreadable": "check the upstream server (the message names the read that failed); the skill is "
+        "served once every file can be read and verified",
+        "upstream-entry-invalid": "ask the upstream's operator to fix the entry (the message names the rule it breaks)",
+        "upstream-dynamic": "read dynamic skills from the upstream directly: a gateway serves verified content only",
+        "upstream-unavailable": "check that the upstream is running and reachable; its last verified state is served "
+        "meanwhile",
+        "gateway-cache-full": "raise the gateway cache's cap (--gateway-cache-mb) or give it a larger disk",
         **{rule.id: rule.fix for rule in OPTIONAL_FIELD_RULES},  # license, compatibility, metadata, allowed-tools
     }
 )

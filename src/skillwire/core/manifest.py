@@ -12,7 +12,7 @@ string "dynamic". A skill over 512 entries or 16 MiB SHOULD NOT be served.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +48,9 @@ class Skill:
     folders above it): directories too (an empty one reads as `resources: []`), though no manifest lists them.
     `dynamic`: the files are produced when they are read (Resources: "the server MUST set resources to the
     string 'dynamic'"); their records then carry no digest ("") and size 0, and the entry lists none of them.
+    `meta`: the entry's `_meta` (None: none), annotations under a reverse-domain prefix of their own (Security
+    Considerations: "Intermediaries MAY attach provenance or verification annotations via _meta"); a gateway's
+    skills carry their upstream there. It is never part of the manifest.
     """
 
     skill_path: tuple[str, ...]
@@ -55,6 +58,7 @@ class Skill:
     files: tuple[SkillFile, ...]
     folders: tuple[str, ...] = ()
     dynamic: bool = False
+    meta: Mapping[str, Any] | None = None
     uri: str = field(init=False)
     root_uri: str = field(init=False)
     # Files by URI, for a skill with more than _SCANNED_UP_TO files (None otherwise: a scan of a few is as fast,
@@ -89,11 +93,14 @@ class Skill:
 
     def to_entry(self) -> dict[str, Any]:
         """The Skill entry JSON object, identical for skills/list and skills/get."""
-        return {
+        entry: dict[str, Any] = {
             "uri": self.uri,
             "frontmatter": self.frontmatter,
             "resources": "dynamic" if self.dynamic else [f.to_wire() for f in self.files],
         }
+        if self.meta is not None:
+            entry["_meta"] = dict(self.meta)
+        return entry
 
 
 def check_limits(sizes: Iterable[int], *, path: str) -> None:

@@ -155,7 +155,9 @@ class CompositeSource(IncrementalSource, WatchableSource, RestorableSource):
         pace: WatchPace = DEFAULT_PACE,
         task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
     ) -> None:
-        """Watch every member that can be watched, each change passed on with its member's places."""
+        """Watch every member that can be watched, each change passed on with its member's places. A member that
+        cannot watch but was only restored (a kept snapshot not checked yet) is rescanned once, in the background,
+        as a watching member checks its own snapshot on starting."""
 
         def for_member(i: int) -> Rebuild:
             async def member_rebuild(places: Sequence[str] | None) -> None:
@@ -168,6 +170,15 @@ class CompositeSource(IncrementalSource, WatchableSource, RestorableSource):
                 if isinstance(member.source, WatchableSource):
                     await tg.start(_watch_one, member.source, for_member(i), pace)
             task_status.started()
+            unchecked = [
+                f"{i}:"
+                for i, m in enumerate(self.members)
+                if isinstance(m.source, RestorableSource)
+                and not isinstance(m.source, WatchableSource)
+                and not m.source.verified
+            ]
+            if unchecked:
+                await rebuild(unchecked)
 
     # -- publishing ----------------------------------------------------------------------------------------------
 
@@ -260,7 +271,7 @@ def _prefixed(skill: Skill, prefix: tuple[str, ...], kept: dict[str, tuple[Skill
         (SkillFile(f.rel_path, uri, f.digest, f.size, f.mime_type) for f, uri in zip(skill.files, uris, strict=True)),
         key=manifest_order,
     )
-    return Skill(path, skill.frontmatter, tuple(files), skill.folders, dynamic=skill.dynamic)
+    return Skill(path, skill.frontmatter, tuple(files), skill.folders, dynamic=skill.dynamic, meta=skill.meta)
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,8 @@
 
     PATH                 a folder of skills, or a skill folder
     KIND:TARGET          a source of a registered kind (`KINDS`): `folder:PATH`, `git:PATH@REF`, `packages:NAME,...`
-                         (or `packages:*`: every installed distribution's skills); others add theirs
+                         (or `packages:*`: every installed distribution's skills), `mcp:URL` or
+                         `mcp:stdio:COMMAND ARGS...` (another MCP server's skills, verified); others add theirs
     PREFIX=SPEC          any of the above, its skills served under PREFIX (`team=skills/`, `a/b=git:repo@main`)
 
 A PREFIX is one or more `/`-separated URI reg-names (`prefix_problem`); a KIND is a registered lowercase word.
@@ -46,6 +47,7 @@ KINDS: dict[str, str] = {
     "folder": "skillwire.sources.folder:open_spec",
     "git": "skillwire.sources.git:open_spec",
     "packages": "skillwire.sources.packages:open_spec",
+    "mcp": "skillwire.sources.mcp:open_spec",
 }
 """Every kind a spec may name, by its word before the colon: where its opener is (`MODULE:FUNCTION`)."""
 
