@@ -62,9 +62,10 @@ nginx: | chromium
 
 venv: $(BIN)/skillwire
 
+# --no-compile: modules are byte-compiled when first imported, so the thousands never imported cost nothing (~4 s).
 $(BIN)/skillwire: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	PIP_DISABLE_PIP_VERSION_CHECK=1 $(BIN)/pip install --quiet -e '.[dev]'
+	PIP_DISABLE_PIP_VERSION_CHECK=1 $(BIN)/pip install --quiet --no-compile -e '.[dev]'
 	touch $@
 
 tools: $(NODE_TOOLS)
