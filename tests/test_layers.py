@@ -73,8 +73,9 @@ def imports_of(path: Path, module: str) -> Iterator[tuple[int, str]]:
             if target.split(".")[0] != "skillwire":
                 continue
             # `from skillwire.sources import folder` may import a module of that package: judge the deepest name
+            # (`from skillwire import X` names the public face itself)
             for alias in node.names:
-                yield node.lineno, f"{target}.{alias.name}" if part_of(f"{target}.{alias.name}") else target
+                yield node.lineno, target if target == "skillwire" else f"{target}.{alias.name}"
 
 
 def violations(root: Path) -> list[str]:
