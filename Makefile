@@ -42,8 +42,10 @@ typecheck: $(BIN)/skillwire
 
 # pytest exits 5 when it collected no test; make treats that, like any non-zero status, as a failure.
 # Three worker processes, each taking whole files (module fixtures start once): most tests wait on real servers.
+# Bytecode is cached for this run even where PYTHONDONTWRITEBYTECODE is set: the suite starts hundreds of Python
+# processes, and without the cache each compiles every module it imports and pytest re-rewrites every test file.
 pytest: $(BIN)/skillwire $(NODE_TOOLS) chromium nginx promtool
-	$(BIN)/pytest -n 3 --dist loadfile
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -n 3 --dist loadfile
 
 # `/metrics` is checked by Prometheus's own linter (tests/service/test_ops.py): promtool, from Debian's `prometheus`
 # package (its daemon is not started; --no-install-recommends keeps the install to the package itself).
