@@ -47,7 +47,8 @@ def served_on_a_terminal(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[byte
     """`skillwire serve` with a pseudo-terminal for stdin, as a person typing the command has; (process, master fd)."""
     write_skill(tmp_path, "hello")
     master, slave = pty.openpty()
-    process = subprocess.Popen(serve_command([tmp_path]), stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    command = serve_command([tmp_path], fresh=True)  # a real start: the terminal and signals reach it from the start
+    process = subprocess.Popen(command, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     os.close(slave)
     try:
         yield process, master
@@ -107,7 +108,7 @@ def test_ctrl_c_stops_serve_on_an_idle_pipe_at_once(tmp_path: Path) -> None:
     """SIGINT while an MCP host's pipe is open but silent (stopped at once before too: pins the new stdin reader)."""
     write_skill(tmp_path, "hello")
     process = subprocess.Popen(
-        serve_command([tmp_path]), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        serve_command([tmp_path], fresh=True), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     try:
         _stderr_until(process, b"serving 1 skill")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import shlex
 import subprocess
 import sys
 import unicodedata
@@ -32,6 +33,7 @@ from skillwire.core.hosting.registry import SkillKey
 from skillwire.host.prompt import TerminalPrompt
 from skillwire.sources.folder.source import FolderSource
 from tests.support.cli import run_cli
+from tests.support.flood import hostile_command
 from tests.support.hostile import (
     ESCAPES_DESCRIPTION,
     ESCAPES_INSTRUCTIONS,
@@ -42,7 +44,7 @@ from tests.support.hostile import (
 from tests.support.servers import serve_command
 
 RUN_TIMEOUT_S = 60.0
-HOSTILE = f"{sys.executable} -m tests.support.hostile terminal-escapes"
+HOSTILE = shlex.join(hostile_command("terminal-escapes"))
 HANDLE = f"evil:{ESCAPES_PREFIX}/refunds"
 
 # The attack pieces as a person must see them.

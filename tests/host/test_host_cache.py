@@ -10,22 +10,23 @@ digest, SKILL.md's frontmatter) are written, and nothing planted in the cache is
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import stat
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from skillwire.cache import MARKER_NAME, SkillCache
+from tests.support import forkserver
 from tests.support import hostile as h
 from tests.support.cli import run_cli
 from tests.support.servers import EXAMPLE_SKILLS, HttpServer, http_server, run_skillwire
 from tests.support.victims import snapshot, victim_folder
 
-HOSTILE = f"{sys.executable} -m tests.support.hostile"
+HOSTILE = shlex.join(forkserver.command(["-m", "tests.support.hostile"]))
 INVOICE = "skill://pdf-processing/templates/invoice.md"
 INVOICE_TEXT = (EXAMPLE_SKILLS / "pdf-processing" / "templates" / "invoice.md").read_text(encoding="utf-8")
 FREEZE_TIMEOUT_S = 30.0  # generous: a run takes a second or two; only a freeze comes near this

@@ -202,7 +202,7 @@ async def test_a_link_to_dev_zero_swapped_in_for_a_served_file_is_refused_within
     """A symlink to /dev/zero put in place of a served file drove the server's RSS to 3.8 GB."""
     root = make_root(tmp_path)
     target = root / "alpha" / "templates" / "invoice.md"
-    with http_server([root], "--no-watch") as server:
+    with http_server([root], "--no-watch", fresh=True) as server:
         async with Client(server.url, mode="auto", cache=None) as client:
             link = target.with_name(".link")
             os.symlink("/dev/zero", link)
@@ -213,7 +213,7 @@ async def test_a_link_to_dev_zero_swapped_in_for_a_served_file_is_refused_within
                 assert refused.value.error.code == INVALID_PARAMS
             beta = await within(FREEZE_S, lambda: resources_read(client, "skill://beta/templates/invoice.md"))
             assert beta.contents[0]["text"].encode() == INVOICE  # type: ignore[attr-defined]
-        assert peak_rss_mb(server.process.pid) < 200
+        assert peak_rss_mb(server.pid) < 200
         assert "link-escapes" in await anyio.to_thread.run_sync(page, server)
         server.assert_alive()
 

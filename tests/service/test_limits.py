@@ -136,8 +136,8 @@ def test_connection_flood_into_the_fd_limit_stays_quiet_and_serving() -> None:
 
     The server's limit is lowered under it after start, so its connection cap no longer fits: accept() hits EMFILE.
     """
-    with http_server([EXAMPLE_SKILLS], "--quiet", "--no-watch", "--idle-timeout", "60") as s:
-        resource.prlimit(s.process.pid, resource.RLIMIT_NOFILE, (320, 320))
+    with http_server([EXAMPLE_SKILLS], "--quiet", "--no-watch", "--idle-timeout", "60", fresh=True) as s:
+        resource.prlimit(s.pid, resource.RLIMIT_NOFILE, (320, 320))
         with ExitStack() as held:
             for _ in range(400):  # more than the server has descriptors
                 with suppress(OSError):
@@ -269,11 +269,11 @@ def test_concurrent_big_reads_stay_within_the_read_budget(tmp_path: Path) -> Non
                 go.set()
         return sizes
 
-    with http_server([tmp_path / "skills"], "--quiet", "--no-watch", "--read-budget-mb", "16") as s:
-        baseline = _peak_rss_mb(s.process.pid)
+    with http_server([tmp_path / "skills"], "--quiet", "--no-watch", "--read-budget-mb", "16", fresh=True) as s:
+        baseline = _peak_rss_mb(s.pid)
         sizes = anyio.run(main, s.url)
         assert sizes == [12 * 1024 * 1024] * 12
-        peak = _peak_rss_mb(s.process.pid)
+        peak = _peak_rss_mb(s.pid)
         s.assert_alive()
     # One 12 MiB read in flight costs about 3x its size; twelve at once cost over 300 MB.
     assert peak - baseline < 120, (baseline, peak)

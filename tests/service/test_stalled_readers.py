@@ -72,7 +72,7 @@ def served(request: pytest.FixtureRequest, big_skill: Path) -> Served:
 
 
 def _rss_mb(server: HttpServer) -> float:
-    return status_kb(server.process.pid, "VmRSS") / 1024
+    return status_kb(server.pid, "VmRSS") / 1024
 
 
 def _port(server: HttpServer) -> int:
@@ -98,17 +98,17 @@ def test_clients_that_never_read_a_large_answer_do_not_exhaust_server_memory(
     all connections (held until the client takes them), and given back when the clients go: 24 such clients keep
     the server's peak under 300 MB, a small read is still answered meanwhile, and 10 s after they close the server
     is back within 50 MB of where it started."""
-    with http_server([served.root], "--quiet", "--no-watch", *served.options) as server:
+    with http_server([served.root], "--quiet", "--no-watch", *served.options, fresh=True) as server:
         port = _port(server)
         start = _rss_mb(server)
         request = read_request(port, BIG_URI, token=served.token)
         for _ in range(STALLED):
             stalled_sockets.append(stalled_socket(port, request))
-        wait_until_idle(server.process.pid)  # every answer the server will build at once is built
+        wait_until_idle(server.pid)  # every answer the server will build at once is built
         status, _, body = exchange(port, read_request(port, SMALL_URI, token=served.token), timeout=30)
         assert status == 200
         assert json.loads(body)["result"]["contents"][0]["text"].startswith("---\n")
-        peak = status_kb(server.process.pid, "VmHWM") / 1024
+        peak = status_kb(server.pid, "VmHWM") / 1024
         for sock in stalled_sockets:
             sock.close()
         deadline = time.monotonic() + RECOVERY_S
@@ -138,10 +138,10 @@ def test_a_client_that_stops_reading_is_reset_after_the_write_timeout_and_others
     """skillwire choice: a client that takes nothing of an answer for `--write-timeout` seconds is reset, which
     ends its request and frees its share of the read budget. A small read is answered while it stalls, and a large
     read that had to wait for that share is answered once it is gone (the budget holds one 15 MiB read at a time)."""
-    with http_server([big_skill], "--quiet", "--no-watch", "--write-timeout", "1") as server:
+    with http_server([big_skill], "--quiet", "--no-watch", "--write-timeout", "1", fresh=True) as server:
         port = _port(server)
         stalled_sockets.append(stalled_socket(port, read_request(port, BIG_URI)))
-        wait_until_idle(server.process.pid)
+        wait_until_idle(server.pid)
         status, _, body = exchange(port, read_request(port, SMALL_URI, request_id=2), timeout=30)
         assert status == 200
         assert json.loads(body)["result"]["contents"][0]["text"].startswith("---\n")
@@ -159,10 +159,10 @@ def test_a_read_that_finds_no_room_within_the_read_wait_is_answered_busy(
     """skillwire choice: a read waits at most `--read-wait` seconds for room in the read budget, then gets HTTP 503
     with Retry-After and a JSON-RPC -32603 "Server busy" error for its own id: the client is told to come back
     rather than left hanging behind clients that do not read. Small reads have a budget of their own."""
-    with http_server([big_skill], "--quiet", "--no-watch", "--read-wait", "0.5") as server:
+    with http_server([big_skill], "--quiet", "--no-watch", "--read-wait", "0.5", fresh=True) as server:
         port = _port(server)
         stalled_sockets.append(stalled_socket(port, read_request(port, BIG_URI)))
-        wait_until_idle(server.process.pid)
+        wait_until_idle(server.pid)
         status, headers, body = exchange(port, read_request(port, BIG_URI, request_id=7), timeout=30)
         assert status == 503
         assert headers["retry-after"] == "5"

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from deploy.fleet import stop as stop_process
 
+from tests.support import forkserver
 from tests.support.servers import REPO_ROOT
 
 START_TIMEOUT_S = 30.0
@@ -25,8 +26,8 @@ _LISTENING = re.compile(r"listening on (http://\S+)")
 
 
 def hostile_command(scenario: str, *options: str) -> list[str]:
-    """The argv that serves `scenario` over stdio (`options`: e.g. `--flood-bytes N`)."""
-    return [sys.executable, "-m", "tests.support.hostile", scenario, *options]
+    """The argv that serves `scenario` over stdio (`options`: e.g. `--flood-bytes N`), through the fork server."""
+    return forkserver.command(["-m", "tests.support.hostile", scenario, *options])
 
 
 @contextmanager

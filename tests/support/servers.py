@@ -37,6 +37,8 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ConfigDict
 from pydantic.alias_generators import to_camel
 
+from tests.support import forkserver
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_SKILLS = REPO_ROOT / "examples" / "skills"
 
@@ -56,9 +58,13 @@ REQUEST_TIMEOUT_S = 30.0
 _LISTENING = re.compile(r"listening on (http://\S+)")
 
 
-def serve_command(roots: Sequence[Path], *options: str) -> list[str]:
-    """The command line that serves `roots` (stdio unless `options` say otherwise)."""
-    return [sys.executable, "-m", "skillwire", "serve", *(str(r) for r in roots), *options]
+def serve_command(roots: Sequence[Path], *options: str, fresh: bool = False) -> list[str]:
+    """The command line that serves `roots` (stdio unless `options` say otherwise).
+
+    It starts as a fork of a warm interpreter (tests/support/forkserver.py) unless `fresh`: a test that looks at the
+    server's own pid (its memory, its limits) asks for a fresh interpreter.
+    """
+    return forkserver.command(["-m", "skillwire", "serve", *(str(r) for r in roots), *options], fresh=fresh)
 
 
 def _child_env() -> dict[str, str]:
@@ -72,11 +78,21 @@ def _child_env() -> dict[str, str]:
 
 @dataclass
 class HttpServer:
-    """A running `skillwire serve --http` process and what it has written to stderr so far."""
+    """A running `skillwire serve --http` process and what it has written to stderr so far.
+
+    `process` is what the test started: through the fork server, a launcher standing in for the server. `pid` is the
+    server's own, and only a fresh server has one the test can look at.
+    """
 
     url: str
     process: subprocess.Popen[str]
     _lines: list[str]
+    fresh: bool = False
+
+    @property
+    def pid(self) -> int:
+        assert self.fresh, "a test that looks at the server's pid starts it with http_server(..., fresh=True)"
+        return self.process.pid
 
     @property
     def stderr(self) -> str:
@@ -103,13 +119,17 @@ def http_server(
     timeout: float = START_TIMEOUT_S,
     address: str = "127.0.0.1:0",
     command: Sequence[str] | None = None,
+    fresh: bool = False,
 ) -> Iterator[HttpServer]:
     """Start `skillwire serve ROOTS --http ADDRESS`, wait for its "listening on" line, stop it afterwards.
 
     Only loopback addresses (or 0.0.0.0, connected to through 127.0.0.1) belong here. `command`: another server
-    command line that prints "listening on URL" (roots, options and address are then unused).
+    command line that prints "listening on URL" (roots, options and address are then unused). `fresh`: see
+    `serve_command`.
     """
-    command = list(command) if command is not None else serve_command(roots, "--http", address, *options)
+    if command is None:
+        command = serve_command(roots, "--http", address, *options, fresh=fresh)
+    command = list(command)
     process = subprocess.Popen(
         command,
         stdin=subprocess.DEVNULL,
@@ -138,7 +158,7 @@ def http_server(
             stop_process(process)
             reader.join(timeout=STOP_TIMEOUT_S)
             pytest.fail(f"`{' '.join(command[1:])}` {state}; stderr:\n{''.join(lines)}", pytrace=False)
-        server = HttpServer(url=found[0], process=process, _lines=lines)
+        server = HttpServer(url=found[0], process=process, _lines=lines, fresh=fresh or not forkserver.enabled())
         yield server
     finally:
         stop_process(process)
@@ -368,7 +388,7 @@ def run_skillwire(
 ) -> subprocess.CompletedProcess[str]:
     """Run `python -m skillwire ARGS...` from the repository root, capturing text; never raises on exit status."""
     return subprocess.run(
-        [sys.executable, "-m", "skillwire", *args],
+        forkserver.command(["-m", "skillwire", *args]),
         env=env,
         input=stdin,
         capture_output=True,
