@@ -45,6 +45,8 @@ class Listing:
     problems: tuple[InvalidEntry, ...]
     complete: bool
     cutoff: str | None = None
+    ttl_ms: int | None = None
+    """The shortest `ttlMs` a page gave (the server's freshness hint for the listing); None when none gave one."""
 
     def __post_init__(self) -> None:
         if self.complete != (self.cutoff is None):
@@ -60,6 +62,12 @@ class _Walk:
         self.problems: list[InvalidEntry] = []
         self.listed: set[str] = set()
         self.counted = 0
+        self.ttl_ms: int | None = None
+
+    def hint(self, ttl_ms: object) -> None:
+        """Keep a page's `ttlMs` if it is one (a non-negative integer): the shortest wins."""
+        if isinstance(ttl_ms, int) and not isinstance(ttl_ms, bool) and ttl_ms >= 0:
+            self.ttl_ms = ttl_ms if self.ttl_ms is None else min(self.ttl_ms, ttl_ms)
 
     def add(self, raws: list[Any]) -> int:
         """Check some of a page's entries, up to the listing's entry limit; how many new skills they added."""
@@ -81,7 +89,9 @@ class _Walk:
         return added
 
     def listing(self, cutoff: str | None) -> Listing:
-        return Listing(tuple(self.entries), tuple(self.problems), complete=cutoff is None, cutoff=cutoff)
+        return Listing(
+            tuple(self.entries), tuple(self.problems), complete=cutoff is None, cutoff=cutoff, ttl_ms=self.ttl_ms
+        )
 
 
 @dataclass(slots=True, eq=False)
@@ -146,6 +156,7 @@ async def _walk_pages(fetch: FetchPage, tasks: TaskGroup, limits: ClientLimits, 
         if not isinstance(page.skills, list):
             raise UnexpectedResponse(SKILLS_LIST, "the result has no `skills` array")
         raws: list[Any] = page.skills
+        walk.hint(page.ttl_ms)
         next_cursor = page.next_cursor
         end: str | None = None  # why the walk stops after this page ("" for a complete listing)
         if walk.counted + len(raws) > limits.max_listing_entries:

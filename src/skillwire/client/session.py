@@ -29,10 +29,12 @@ import httpx2
 from mcp import Client
 from mcp.client.extension import advertise
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.subscriptions import SubscriptionLost
 from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
-from mcp_types import PaginatedRequestParams, Request, Result
+from mcp_types import CONNECTION_CLOSED, PaginatedRequestParams, Request, Result
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from skillwire.client.answers import (
@@ -78,6 +80,8 @@ DEFAULT_TIMEOUT_S = 30.0
 Target = str | Sequence[str] | Server[Any] | MCPServer
 
 _R = TypeVar("_R", bound=Result)
+
+LISTEN = "subscriptions/listen"
 
 
 # -- the client --------------------------------------------------------------------------------------------------------
@@ -186,6 +190,28 @@ class SkillsClient:
     def instructions(self) -> str | None:
         """The server's instructions, which may point at skill URIs (confirm them with `get_entry`)."""
         return self._client.instructions
+
+    @property
+    def sends_changes(self) -> bool:
+        """Whether `changes` can follow this server: the 2026-07-28 era and a `resources.listChanged` capability."""
+        resources = self._client.server_capabilities.resources
+        modern = self.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS
+        return modern and resources is not None and bool(resources.list_changed)
+
+    @asynccontextmanager
+    async def changes(self) -> AsyncIterator[AsyncIterator[object]]:
+        """The server's change events for its resources (skills are resources): a `subscriptions/listen` stream
+        asking for `resourcesListChanged`. Each event means "list again"; the loop ends when the server closes the
+        stream, and a dropped stream raises. Only when `sends_changes`; RequestFailed when the server refuses."""
+        if not self.sends_changes:
+            raise RuntimeError("the server sends no change events (see sends_changes)")
+        try:
+            async with self._client.listen(resources_list_changed=True) as subscription:
+                yield subscription
+        except MCPError as err:
+            raise _failed(err, LISTEN, None) from err
+        except SubscriptionLost as err:
+            raise RequestFailed(LISTEN, CONNECTION_CLOSED, str(err)) from err
 
     # -- skills/list, skills/get ---------------------------------------------------------------------------------------
 

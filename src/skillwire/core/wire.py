@@ -112,6 +112,7 @@ class SkillsListResult(_OpenResult):
 
     skills: Any = None
     next_cursor: Any = None
+    ttl_ms: Any = None
 
 
 class SkillsGetResult(_OpenResult):

@@ -68,12 +68,24 @@ class Settings:
     refresh_timeout_s: float = 600.0
     concurrent_reads: int = 8
     limits: ClientLimits = DEFAULT_LIMITS
+    poll_s: float = 60.0
+    """How often an upstream that sends no change events is refreshed when its listing gives no `ttlMs`."""
+    poll_min_s: float = 5.0
+    poll_max_s: float = 3600.0
+    """The bounds a listing's `ttlMs` is held to as a polling interval (and a reconnect's back-off)."""
 
     def __post_init__(self) -> None:
         if not self.request_timeout_s > 0 or not self.refresh_timeout_s > 0:
             raise ValueError("request_timeout_s and refresh_timeout_s must be positive")
+        if not 0 < self.poll_min_s <= self.poll_max_s or not self.poll_s > 0:
+            raise ValueError("polling needs 0 < poll_min_s <= poll_max_s and poll_s > 0")
         if self.concurrent_reads < 1:
             raise ValueError(f"concurrent_reads must be at least 1, not {self.concurrent_reads}")
+
+    def poll_interval(self, ttl_ms: int | None) -> float:
+        """Seconds until the next refresh of an upstream that does not say when it changes: its `ttlMs`, bounded."""
+        wanted = self.poll_s if ttl_ms is None else ttl_ms / 1000
+        return min(max(wanted, self.poll_min_s), self.poll_max_s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +109,7 @@ class Refreshed:
     refusals: tuple[Refusal, ...]
     fetched: int = 0
     fetched_bytes: int = 0
+    ttl_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +179,7 @@ async def _refresh(client: SkillsClient, cache: GatewayCache, settings: Settings
             unreadable.append((entry, bad.reason))
         else:
             refusals.append(_refusal(entry, label, bad.rule, _said(bad, label)))
-    return Refreshed(tuple(verified), tuple(unreadable), tuple(refusals), fetch.count, fetch.size)
+    return Refreshed(tuple(verified), tuple(unreadable), tuple(refusals), fetch.count, fetch.size, listing.ttl_ms)
 
 
 async def _fetch_one(

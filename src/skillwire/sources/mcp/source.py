@@ -38,6 +38,7 @@ from typing import Any, TypeVar
 from urllib.parse import unquote_to_bytes
 
 import anyio
+from anyio.abc import TaskStatus
 
 from skillwire.core.catalog import Catalog, FileContent, Refusal
 from skillwire.core.display import clip, terminal_safe
@@ -48,9 +49,10 @@ from skillwire.core.skill_rules import SNIFF_BYTES, FileFacts, build_skill, look
 from skillwire.core.uri import SKILL_FILE, normal_uri
 from skillwire.sources.building import CatalogBuilder
 from skillwire.sources.mcp.fetch import UNREADABLE_RULE, Failed, Refreshed, Settings, refresh
+from skillwire.sources.mcp.follow import follow
 from skillwire.sources.mcp.store import GatewayCache
 from skillwire.sources.mcp.upstream import Upstream
-from skillwire.sources.port import RestorableSource
+from skillwire.sources.port import DEFAULT_PACE, Rebuild, RestorableSource, WatchableSource, WatchPace
 
 __all__ = ["PROVENANCE_KEY", "UNAVAILABLE_RULE", "CachedContent", "McpSource", "UpstreamHealth"]
 
@@ -113,7 +115,7 @@ class CachedContent:
         return None if data is None else data[: limit + 1]
 
 
-class McpSource(RestorableSource):
+class McpSource(RestorableSource, WatchableSource):
     """The skills of one upstream MCP server (see the module docstring)."""
 
     def __init__(self, upstream: Upstream, *, cache: GatewayCache | None = None, settings: Settings | None = None):
@@ -127,6 +129,7 @@ class McpSource(RestorableSource):
         self._reason: str | None = None
         self._built: dict[tuple[str, float], tuple[Skill | Refusal, dict[str, FileContent]]] = {}
         self._text: dict[str, bool] = {}  # digest -> whether its content looks like text (for a MIME type)
+        self._ttl_ms: int | None = None  # the last listing's freshness hint: how often to poll without events
 
     @property
     def label(self) -> str:
@@ -174,6 +177,23 @@ class McpSource(RestorableSource):
                 return self._stale(outcome.reason, started, generation)
             return self._refreshed(outcome, generation)
 
+    async def watch(
+        self,
+        rebuild: Rebuild,
+        *,
+        pace: WatchPace = DEFAULT_PACE,
+        task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Follow the upstream (`follow.follow`): each change it announces, or every `ttlMs` when it announces none,
+        is a rescan (a refresh). Followed from the start: the first refresh needs no wait for the connection."""
+        task_status.started()
+
+        async def again() -> None:
+            await rebuild(None)
+
+        interval = lambda: self.settings.poll_interval(self._ttl_ms)  # noqa: E731 - read anew after each refresh
+        await follow(self.upstream, self.settings, again, interval=interval, label=self.label, checked=self._verified)
+
     # -- states --------------------------------------------------------------------------------------------------
 
     def _refreshed(self, outcome: Refreshed, generation: int) -> Catalog:
@@ -212,6 +232,7 @@ class McpSource(RestorableSource):
         if self._failing_since is not None:
             logger.warning("%s: refreshed again; it was stale since %s", self.label, _when(self._failing_since))
         self._state, self._failing_since, self._reason = state, None, None
+        self._ttl_ms = outcome.ttl_ms
         logger.info(
             "%s: %d skills verified (%d files, %d bytes fetched; the rest from the cache), %d refused",
             self.label,
