@@ -4,7 +4,9 @@
 served was built from the source (one only restored from the digest cache is not ready until the
 disk was checked), 503 before, and says which snapshot it serves: generation, counts, a content
 fingerprint equal on every replica serving the same skills, the source's revision if it has one, since when
-(Unix time), and a prepared switch not yet due (`next`: its revision and time; see `rollout.py`).
+(Unix time), a prepared switch not yet due (`next`: its revision and time; see `rollout.py`), and the parts of
+the source serving their last verified state because they cannot be refreshed (`stale`: a gateway's upstream that
+is down, since when and why; the server stays ready, serving that state).
 `/metrics` is the Prometheus text format from a registry of this app's own (no global state):
 requests by method and outcome, their latency, catalog size, index time, re-hash mismatches and
 refusals by rule. Labels come from fixed sets, so the series count is bounded whatever clients send.
@@ -47,6 +49,7 @@ from skillwire.core.catalog import Catalog
 from skillwire.core.digest import sha256_digest_of
 from skillwire.core.wire import INTERNAL_ERROR, INVALID_PARAMS
 from skillwire.server.skill_service import SkillService
+from skillwire.sources.port import Staleness, StaleReportingSource
 
 HEALTH_PATH, READY_PATH, METRICS_PATH = "/healthz", "/readyz", "/metrics"
 PROBE_PATHS = (HEALTH_PATH, READY_PATH)
@@ -196,6 +199,7 @@ class Readiness:
     since: float = 0.0
     next_revision: str | None = None
     next_at: float | None = None
+    stale: tuple[Staleness, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -210,6 +214,8 @@ class Readiness:
         body["since"] = self.since
         if self.next_at is not None:
             body["next"] = {"revision": self.next_revision, "at": self.next_at}
+        if self.stale:
+            body["stale"] = [{"source": s.part, "since": s.since, "reason": s.reason} for s in self.stale]
         return body
 
 
@@ -288,4 +294,5 @@ def _readiness(service: SkillService, snapshots: _Snapshots) -> Readiness:
         since=service.stats.since,
         next_revision=None if pending is None else pending.source.revision,
         next_at=None if pending is None else pending.at,
+        stale=service.source.staleness() if isinstance(service.source, StaleReportingSource) else (),
     )

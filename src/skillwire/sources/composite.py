@@ -14,7 +14,7 @@ that have it; places (`IncrementalSource`) are prefixed with the member's index,
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import anyio
 from anyio.abc import TaskStatus
@@ -30,6 +30,8 @@ from skillwire.sources.port import (
     Rebuild,
     RestorableSource,
     SkillSource,
+    Staleness,
+    StaleReportingSource,
     WatchableSource,
     WatchPace,
 )
@@ -69,7 +71,7 @@ class _Published:
     skills: dict[str, tuple[Skill, Skill]] = field(default_factory=dict)  # published URI -> (member's, published)
 
 
-class CompositeSource(IncrementalSource, WatchableSource, RestorableSource):
+class CompositeSource(IncrementalSource, WatchableSource, RestorableSource, StaleReportingSource):
     """Skills from several sources at once (see the module docstring)."""
 
     def __init__(self, members: Iterable[Member]) -> None:
@@ -109,6 +111,15 @@ class CompositeSource(IncrementalSource, WatchableSource, RestorableSource):
     @property
     def verified(self) -> bool:
         return all(m.source.verified for m in self.members if isinstance(m.source, RestorableSource))
+
+    def staleness(self) -> tuple[Staleness, ...]:
+        """Every member's stale parts, each named with its member's prefix."""
+        found: list[Staleness] = []
+        for m in self.members:
+            if isinstance(m.source, StaleReportingSource):
+                head = "/".join(m.prefix)
+                found += [replace(s, part=f"{head}={s.part}") if head else s for s in m.source.staleness()]
+        return tuple(found)
 
     def update(self, places: Iterable[str], generation: int) -> Catalog:
         """Pass each place to the member it came from (an incremental member re-indexes what it touches, another

@@ -42,6 +42,8 @@ __all__ = [
     "SkillSource",
     "SourceOpener",
     "SourceOptions",
+    "StaleReportingSource",
+    "Staleness",
     "WatchPace",
     "WatchableSource",
 ]
@@ -139,6 +141,25 @@ class RestorableSource(SkillSource, Protocol):
     @property
     def verified(self) -> bool:
         """False while the catalog was only restored and not yet checked against what it came from."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Staleness:
+    """A part of a source serving its last good state because it cannot be refreshed: which part (as people see
+    it), since when (Unix time of the first failure), and why the last refresh failed."""
+
+    part: str
+    since: float
+    reason: str
+
+
+@runtime_checkable
+class StaleReportingSource(SkillSource, Protocol):
+    """A source that can serve an older state while what it reads from is away (an upstream server), and says so."""
+
+    def staleness(self) -> tuple[Staleness, ...]:
+        """Its parts serving an older state now; empty when all are current."""
         ...
 
 

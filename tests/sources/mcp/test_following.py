@@ -6,10 +6,13 @@ Real processes: a watched `skillwire serve` upstream and a gateway `skillwire se
 
 from __future__ import annotations
 
+import signal
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
+import httpx2
 import pytest
 
 from skillwire.client.session import SkillsClient
@@ -87,3 +90,45 @@ def test_an_upstream_that_announces_nothing_is_polled_at_its_ttl_within_bounds()
     assert settings.poll_interval(86_400_000) == 3600
     with pytest.raises(ValueError, match="poll_min_s"):
         Settings(poll_min_s=0)
+
+
+def test_readyz_names_an_upstream_that_went_away_and_since_when(tmp_path: Path) -> None:
+    """Upstream stopped: the gateway stays ready (it serves the last verified state), and `/readyz` and the log say
+    which upstream is stale, since when and why; once the upstream is back, it is no longer listed."""
+    root = tmp_path / "skills"
+    write_skill(root, "pdf", description="Fill PDF forms")
+    cache = tmp_path / "gateway"
+    with http_server([root], "--quiet", "--no-watch") as upstream:
+        url = upstream.url
+        address = url.removeprefix("http://").split("/", 1)[0]
+        vendor = f"vendor=mcp:{url}"
+        command = serve_command([], vendor, "--http", "127.0.0.1:0", "--gateway-cache", str(cache), "--no-watch")
+        with http_server([], command=command) as gateway:
+            ready = httpx2.get(gateway.url.removesuffix("/mcp") + "/readyz", timeout=10)
+            assert ready.status_code == 200
+            assert "stale" not in ready.json()
+            upstream.process.terminate()
+            upstream.process.wait(timeout=10)
+            stopped = time.time()
+            gateway.process.send_signal(signal.SIGHUP)  # a rescan now: the refresh fails
+            body: dict[str, Any] = {}
+            deadline = time.monotonic() + 10
+            while "stale" not in body and time.monotonic() < deadline:
+                time.sleep(0.1)
+                ready = httpx2.get(gateway.url.removesuffix("/mcp") + "/readyz", timeout=10)
+                body = ready.json()
+            assert ready.status_code == 200
+            assert body["skills"] == 1
+            (stale,) = body["stale"]
+            assert stale["source"] == f"vendor=mcp {url}"
+            assert stopped - 1 <= stale["since"] <= time.time()
+            assert stale["reason"]
+            assert f"mcp {url} is stale since " in gateway.stderr
+
+            with http_server([root], "--quiet", "--no-watch", address=address):
+                gateway.process.send_signal(signal.SIGHUP)
+                deadline = time.monotonic() + 10
+                while "stale" in body and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                    body = httpx2.get(gateway.url.removesuffix("/mcp") + "/readyz", timeout=10).json()
+                assert "stale" not in body

@@ -52,7 +52,15 @@ from skillwire.sources.mcp.fetch import UNREADABLE_RULE, Failed, Refreshed, Sett
 from skillwire.sources.mcp.follow import follow
 from skillwire.sources.mcp.store import GatewayCache
 from skillwire.sources.mcp.upstream import Upstream
-from skillwire.sources.port import DEFAULT_PACE, Rebuild, RestorableSource, WatchableSource, WatchPace
+from skillwire.sources.port import (
+    DEFAULT_PACE,
+    Rebuild,
+    RestorableSource,
+    Staleness,
+    StaleReportingSource,
+    WatchableSource,
+    WatchPace,
+)
 
 __all__ = ["PROVENANCE_KEY", "UNAVAILABLE_RULE", "CachedContent", "McpSource", "UpstreamHealth"]
 
@@ -115,7 +123,7 @@ class CachedContent:
         return None if data is None else data[: limit + 1]
 
 
-class McpSource(RestorableSource, WatchableSource):
+class McpSource(RestorableSource, WatchableSource, StaleReportingSource):
     """The skills of one upstream MCP server (see the module docstring)."""
 
     def __init__(self, upstream: Upstream, *, cache: GatewayCache | None = None, settings: Settings | None = None):
@@ -153,6 +161,11 @@ class McpSource(RestorableSource, WatchableSource):
     def health(self) -> UpstreamHealth:
         state = self._state
         return UpstreamHealth(state.refreshed_at if state else None, self._failing_since, self._reason)
+
+    def staleness(self) -> tuple[Staleness, ...]:
+        """This upstream, when its last refresh failed: since the first failure in a row, and why."""
+        since, reason = self._failing_since, self._reason
+        return () if since is None else (Staleness(self.label, since, reason or "unknown"),)
 
     # -- the port ------------------------------------------------------------------------------------------------
 
