@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from skillwire.cli.client_options import add_host, add_inspect, add_pull, client_auth
 from skillwire.cli.errors import CliError
 from skillwire.cli.formats import Annotation, github_command
+from skillwire.cli.lock import add_lock
 from skillwire.cli.output import PROG, JsonFormatter, SafeFormatter, err, say
 from skillwire.cli.source_options import add_serve, add_validate
 from skillwire.core.errors import AuthenticationRequired, SkillwireError
@@ -119,4 +120,5 @@ def _parser() -> argparse.ArgumentParser:
     add_validate(sub, common)
     add_inspect(sub, server)
     add_pull(sub, server)
+    add_lock(sub, common)
     return parser

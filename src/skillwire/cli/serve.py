@@ -78,6 +78,7 @@ def run_serve(args: argparse.Namespace) -> int:
             progress=progress,
             gateway_cache=args.gateway_cache,
             gateway_cache_bytes=None if args.gateway_cache_mb is None else args.gateway_cache_mb << 20,
+            lock=args.lock,
         )
         source = open_sources(args.paths, kept)
     except SpecError as error:

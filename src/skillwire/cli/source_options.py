@@ -88,6 +88,12 @@ def add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: 
         "(default 2048)",
     )
     serve.add_argument(
+        "--lock",
+        metavar="FILE",
+        help="pin mcp: sources to the versions in FILE (written from their first verified state if missing); "
+        "upstream changes wait in FILE.pending until `skillwire lock accept`",
+    )
+    serve.add_argument(
         "--no-watch",
         dest="watch",
         action="store_false",

@@ -69,6 +69,8 @@ FIXES: Final[Mapping[str, str]] = MappingProxyType(
         "upstream-unavailable": "check that the upstream is running and reachable; its last verified state is served "
         "meanwhile",
         "gateway-cache-full": "raise the gateway cache's cap (--gateway-cache-mb) or give it a larger disk",
+        "upstream-locked-missing": "accept the upstream's version (skillwire lock accept), or restore the gateway "
+        "cache that held the locked one",
         **{rule.id: rule.fix for rule in OPTIONAL_FIELD_RULES},  # license, compatibility, metadata, allowed-tools
     }
 )

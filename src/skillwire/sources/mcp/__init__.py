@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from skillwire.core.errors import SpecError
 from skillwire.sources.mcp.fetch import Settings
+from skillwire.sources.mcp.lock import LockFile
 from skillwire.sources.mcp.source import PROVENANCE_KEY, McpSource, UpstreamHealth
 from skillwire.sources.mcp.store import DEFAULT_MAX_BYTES, GatewayCache
 from skillwire.sources.mcp.upstream import Upstream, parse_upstream
@@ -16,6 +17,7 @@ from skillwire.sources.port import SkillSource, SourceOptions
 __all__ = [
     "PROVENANCE_KEY",
     "GatewayCache",
+    "LockFile",
     "McpSource",
     "Settings",
     "Upstream",
@@ -34,4 +36,5 @@ def open_spec(target: str, options: SourceOptions) -> SkillSource:
         cache = GatewayCache.shared(options.gateway_cache, max_bytes=limit)
     except (OSError, ValueError) as err:
         raise SpecError(f"mcp:{upstream.shown}: cannot use the gateway cache: {err}") from None
-    return McpSource(upstream, cache=cache)
+    lock = None if options.lock is None else LockFile.shared(options.lock)
+    return McpSource(upstream, cache=cache, lock=lock)

@@ -50,6 +50,7 @@ from skillwire.core.uri import SKILL_FILE, normal_uri
 from skillwire.sources.building import CatalogBuilder
 from skillwire.sources.mcp.fetch import UNREADABLE_RULE, Failed, Refreshed, Settings, refresh
 from skillwire.sources.mcp.follow import follow
+from skillwire.sources.mcp.lock import LockedFile, LockedSkill, LockFile, PinnedState, changes_between
 from skillwire.sources.mcp.store import GatewayCache
 from skillwire.sources.mcp.upstream import Upstream
 from skillwire.sources.port import (
@@ -72,6 +73,8 @@ Considerations: intermediaries annotate under a prefix of their own, never io.mo
 UNAVAILABLE_RULE = "upstream-unavailable"
 """The upstream could not be refreshed (said once per scan, for the upstream), or a kept skill's files are no
 longer all in the cache while it cannot give them again (said for the skill)."""
+LOCKED_RULE = "upstream-locked-missing"
+"""A locked version that the upstream no longer offers and the gateway cache no longer holds."""
 PATH_RULE = "path-invalid"
 """An upstream URI whose segments do not decode to names (not UTF-8, or an encoded '/')."""
 _STATE_FORMAT = "skillwire-gateway-state"
@@ -126,8 +129,16 @@ class CachedContent:
 class McpSource(RestorableSource, WatchableSource, StaleReportingSource):
     """The skills of one upstream MCP server (see the module docstring)."""
 
-    def __init__(self, upstream: Upstream, *, cache: GatewayCache | None = None, settings: Settings | None = None):
+    def __init__(
+        self,
+        upstream: Upstream,
+        *,
+        cache: GatewayCache | None = None,
+        settings: Settings | None = None,
+        lock: LockFile | None = None,
+    ):
         self.upstream = upstream
+        self.lock = lock
         self.cache = cache if cache is not None else GatewayCache()
         self.settings = settings if settings is not None else Settings()
         self._lock = threading.Lock()
@@ -205,7 +216,12 @@ class McpSource(RestorableSource, WatchableSource, StaleReportingSource):
             await rebuild(None)
 
         interval = lambda: self.settings.poll_interval(self._ttl_ms)  # noqa: E731 - read anew after each refresh
-        await follow(self.upstream, self.settings, again, interval=interval, label=self.label, checked=self._verified)
+        async with anyio.create_task_group() as tasks:
+            if self.lock is not None:
+                tasks.start_soon(_follow_lock, self.lock, again)
+            await follow(
+                self.upstream, self.settings, again, interval=interval, label=self.label, checked=self._verified
+            )
 
     # -- states --------------------------------------------------------------------------------------------------
 
@@ -219,6 +235,7 @@ class McpSource(RestorableSource, WatchableSource, StaleReportingSource):
             same = old is not None and _identity(old.entry) == _identity(entry)
             kept.append(_Kept(entry, old.verified_at if old is not None and same else now))
         refusals = list(outcome.refusals)
+        held: list[_Kept] = []
         for entry, why in outcome.unreadable:
             old = earlier.get(normal_uri(entry.uri))
             if old is not None:
@@ -234,11 +251,14 @@ class McpSource(RestorableSource, WatchableSource, StaleReportingSource):
                 refusals.append(
                     Refusal(self._where(entry.uri), UNREADABLE_RULE, f"{self.label}: {why}; the skill is not served")
                 )
+        if self.lock is not None:
+            kept, held, missing = self._pinned(kept, earlier)
+            refusals += missing
         state = _State(tuple(kept), now)
         catalog, served = self._catalog(state, refusals, generation)
         state = _State(tuple(k for k in state.skills if normal_uri(k.entry.uri) in served), now)
         try:
-            self.cache.save_state(self.upstream.key, _state_json(state, self.upstream.shown))
+            self.cache.save_state(self.upstream.key, _state_json(state, self.upstream.shown, held))
             self.cache.evict()
         except OSError as err:  # what verified is served all the same; only a restart cannot start from it
             logger.error("%s: the verified state could not be kept in %s: %s", self.label, self.cache.root, err)
@@ -255,6 +275,57 @@ class McpSource(RestorableSource, WatchableSource, StaleReportingSource):
             sum(1 for r in catalog.refusals if r.skill),
         )
         return catalog
+
+    def _pinned(self, kept: list[_Kept], earlier: dict[str, _Kept]) -> tuple[list[_Kept], list[_Kept], list[Refusal]]:
+        """With a lock: the locked versions to serve, the upstream's other versions held back (kept in the cache
+        for `skillwire lock accept`), and refusals of locked versions that are nowhere any more. An upstream the
+        lock does not pin yet is pinned to what verified now."""
+        assert self.lock is not None
+        shown = self.upstream.shown
+        now = {normal_uri(k.entry.uri): k for k in kept}
+        now_locked = {uri: _locked(shown, k.entry) for uri, k in now.items()}
+        with self.lock.guard:
+            pinned = self.lock.load() or PinnedState(frozenset(), {})
+            others = [p for p in self.lock.load_pending() if p.skill.upstream != shown]
+            if shown not in pinned.upstreams:
+                skills = {**pinned.skills, **{s.key: s for s in now_locked.values()}}
+                self.lock.save(PinnedState(pinned.upstreams | {shown}, skills))
+                self.lock.save_pending(others)
+                logger.warning("%s: pinned %d skills in %s", self.label, len(now_locked), self.lock.path)
+                return kept, [], []
+            locked = pinned.of(shown)
+            changes = changes_between(locked, now_locked)
+            self.lock.save_pending([*others, *changes])
+        served: list[_Kept] = []
+        missing: list[Refusal] = []
+        for uri, record in sorted(locked.items()):
+            current, old = now.get(uri), earlier.get(uri)
+            if current is not None and sorted(now_locked[uri].files) == sorted(record.files):
+                served.append(current)
+            elif old is not None and sorted(_locked(shown, old.entry).files) == sorted(record.files):
+                if current is None:
+                    logger.warning(
+                        "%s: %s is locked but no longer offered upstream; serving the locked version from the "
+                        "gateway cache",
+                        self.label,
+                        record.uri,
+                    )
+                served.append(old)
+            else:
+                said = (
+                    f"{self.label}: the locked version of {clip(terminal_safe(record.uri), 200)} is neither upstream "
+                    "nor in the gateway cache; not served"
+                )
+                missing.append(Refusal(self._where(record.uri), LOCKED_RULE, said))
+        if changes:
+            logger.warning(
+                "%s: %d upstream changes held by the lock %s (see skillwire lock show)",
+                self.label,
+                len(changes),
+                self.lock.path,
+            )
+        held = [now[normal_uri(p.skill.uri)] for p in changes if p.change != "removed"]
+        return served, held, missing
 
     def _stale(self, reason: str, started: float, generation: int) -> Catalog:
         """The last verified state (from memory, else from disk), said to be stale; nothing when none is kept."""
@@ -424,14 +495,35 @@ def _rel_paths(entry: SkillEntry) -> list[str] | None:
     return rels
 
 
-def _state_json(state: _State, shown: str) -> dict[str, Any]:
+def _state_json(state: _State, shown: str, held: Iterable[_Kept] = ()) -> dict[str, Any]:
+    """The state kept on disk; `held`: versions a lock holds back (listed so eviction keeps their content)."""
     return {
         "format": _STATE_FORMAT,
         "version": _STATE_VERSION,
         "upstream": shown,
         "refreshedAt": state.refreshed_at,
         "skills": [{"entry": k.entry.to_wire(), "verifiedAt": k.verified_at} for k in state.skills],
+        "pending": [{"entry": k.entry.to_wire(), "verifiedAt": k.verified_at} for k in held],
     }
+
+
+def _locked(shown: str, entry: SkillEntry) -> LockedSkill:
+    """An entry as a lock records it: each file's path inside the skill (its URI when it does not decode)."""
+    resources = _resources(entry)
+    rels = _rel_paths(entry) or [r.uri for r in resources]
+    files = tuple(LockedFile(p, r.digest, r.size) for p, r in zip(rels, resources, strict=True))
+    return LockedSkill(shown, entry.uri, files)
+
+
+async def _follow_lock(lock: LockFile, rebuild: Callable[[], Awaitable[None]]) -> None:
+    """Rescan when the lock file changes (`skillwire lock accept`): a stat a second, nothing read until then."""
+    seen = lock.stamp()
+    while True:
+        await anyio.sleep(1.0)
+        stamp = lock.stamp()
+        if stamp != seen:
+            seen = stamp
+            await rebuild()
 
 
 def _when(at: float) -> str:

@@ -449,6 +449,9 @@ def _state_digests(raw: bytes | None) -> set[str] | None:
     skills = state.get("skills") if isinstance(state, dict) else None
     if not isinstance(skills, list):
         return None
+    pending = state.get("pending")
+    if isinstance(pending, list):  # versions a lock holds back: their content is kept for an accept
+        skills = [*skills, *pending]
     found: set[str] = set()
     for kept in skills:
         entry = kept.get("entry") if isinstance(kept, dict) else None
