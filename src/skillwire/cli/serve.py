@@ -79,6 +79,7 @@ def run_serve(args: argparse.Namespace) -> int:
             gateway_cache=args.gateway_cache,
             gateway_cache_bytes=None if args.gateway_cache_mb is None else args.gateway_cache_mb << 20,
             lock=args.lock,
+            upstream_credentials=args.upstream_credentials,
         )
         source = open_sources(args.paths, kept)
     except SpecError as error:

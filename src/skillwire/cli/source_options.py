@@ -94,6 +94,12 @@ def add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: 
         "upstream changes wait in FILE.pending until `skillwire lock accept`",
     )
     serve.add_argument(
+        "--upstream-credentials",
+        metavar="FILE",
+        help="credentials for mcp: upstreams, by URL (JSON): a bearer token file, or OAuth client credentials "
+        "(client_id, client_secret_file, issuer, scope); secrets only in files, never logged",
+    )
+    serve.add_argument(
         "--no-watch",
         dest="watch",
         action="store_false",

@@ -170,13 +170,15 @@ class SourceOptions:
     `digest_cache`: for the plain folders (no prefix). `project_ignores`: pass over virtualenvs, node_modules
     and .gitignore'd folders while looking for skills (`validate`). `gateway_cache`, `gateway_cache_bytes`: where
     `mcp:` sources keep what they verified, and how much (None: their defaults); `lock`: the lock file that pins
-    them (`sources/mcp/lock.py`; None: not pinned).
+    them (`sources/mcp/lock.py`; None: not pinned); `upstream_credentials`: the file of their credentials
+    (`sources/mcp/credentials.py`).
     """
 
     digest_cache: str | None = None
     gateway_cache: str | None = None
     gateway_cache_bytes: int | None = None
     lock: str | None = None
+    upstream_credentials: str | None = None
     progress: Callable[[int, int], None] | None = None  # a folder scan's (done, total), as it goes
     project_ignores: bool = False
 

@@ -6,7 +6,10 @@ Every byte is verified against the upstream's own manifest before it is kept or 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from skillwire.core.errors import SpecError
+from skillwire.sources.mcp.credentials import load_credentials
 from skillwire.sources.mcp.fetch import Settings
 from skillwire.sources.mcp.lock import LockFile
 from skillwire.sources.mcp.source import PROVENANCE_KEY, McpSource, UpstreamHealth
@@ -31,6 +34,10 @@ def open_spec(target: str, options: SourceOptions) -> SkillSource:
     """`mcp:https://HOST/PATH` (or http://), or `mcp:stdio:COMMAND [ARGS...]`; content is kept in
     `options.gateway_cache` (default `$XDG_CACHE_HOME/skillwire/gateway`), at most `options.gateway_cache_bytes`."""
     upstream = parse_upstream(target)
+    if options.upstream_credentials is not None:
+        given = load_credentials(options.upstream_credentials).get(target)
+        if given is not None:
+            upstream = replace(upstream, auth=given.factory(target))
     limit = options.gateway_cache_bytes if options.gateway_cache_bytes is not None else DEFAULT_MAX_BYTES
     try:
         cache = GatewayCache.shared(options.gateway_cache, max_bytes=limit)

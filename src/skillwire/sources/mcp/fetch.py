@@ -134,7 +134,10 @@ async def refresh(upstream: Upstream, cache: GatewayCache, settings: Settings, *
     try:
         with anyio.fail_after(settings.refresh_timeout_s):
             async with SkillsClient.connect(
-                upstream.target, read_timeout_seconds=settings.request_timeout_s, limits=settings.limits
+                upstream.target,
+                read_timeout_seconds=settings.request_timeout_s,
+                limits=settings.limits,
+                auth=upstream.connection_auth(),
             ) as client:
                 return await _refresh(client, cache, settings, label)
     except TimeoutError:

@@ -66,7 +66,10 @@ async def follow(
 async def _listen(upstream: Upstream, settings: Settings, refresh: Callable[[], Awaitable[None]], label: str) -> bool:
     """Refresh on every change event until the upstream ends the stream (True); False when it sends no events."""
     async with SkillsClient.connect(
-        upstream.target, read_timeout_seconds=settings.request_timeout_s, limits=settings.limits
+        upstream.target,
+        read_timeout_seconds=settings.request_timeout_s,
+        limits=settings.limits,
+        auth=upstream.connection_auth(),
     ) as client:
         if not client.sends_changes:
             return False

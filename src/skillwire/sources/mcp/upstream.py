@@ -5,7 +5,7 @@
 
 Both protocol eras are spoken (`SkillsClient`'s "auto": `server/discover`, falling back to `initialize`). What is
 shown (the label, logs, refusals, each entry's `_meta`) never holds a URL's user, password, query or fragment; a
-stdio command line is shown as given, so it must hold no secret (credentials come in a later slice, from files).
+stdio command line is shown as given, so it must hold no secret (credentials come from files: `credentials.py`).
 
     upstream = parse_upstream("https://tools.example/mcp")
     upstream.shown    # 'https://tools.example/mcp'
@@ -17,7 +17,10 @@ from __future__ import annotations
 import hashlib
 import shlex
 import urllib.parse
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import httpx2
 
 from skillwire.client.session import Target
 from skillwire.core.display import terminal_safe
@@ -39,6 +42,11 @@ class Upstream:
     target: Target
     shown: str
     identity: str
+    auth: Callable[[], httpx2.Auth] | None = field(default=None, compare=False)
+    """Makes the credentials of one connection (`credentials.py`); None: the upstream is asked without any."""
+
+    def connection_auth(self) -> httpx2.Auth | None:
+        return None if self.auth is None else self.auth()
 
     @property
     def key(self) -> str:
