@@ -7,10 +7,12 @@ skills, so every client walks several `skills/list` pages.
 from __future__ import annotations
 
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from bench.peers import PeerPackage, ensure_peer_venv
 
 from tests.interop.clients import Skillwire
 from tests.interop.fixture import expected_files, write_edge_skills
@@ -45,3 +47,19 @@ def one_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("one-root") / "skills"
     shutil.copytree(EXAMPLE_SKILLS, root)
     return write_edge_skills(root)
+
+
+# The interpreter running the tests makes the venv: Python 3.11 on a fresh machine (fastmcp 4.1 needs >= 3.10).
+FASTMCP = PeerPackage(
+    f"fastmcp-py{sys.version_info.major}.{sys.version_info.minor}",
+    "fastmcp>=4.1,<4.2",
+    f"{sys.version_info.major}.{sys.version_info.minor}",
+    (("fastmcp", "4.1."),),
+)
+
+
+@pytest.fixture(scope="module")
+def fastmcp_python() -> tuple[Path, str]:
+    """The FastMCP peer venv's interpreter and the fastmcp version it holds (made on first use, then reused)."""
+    python, versions = ensure_peer_venv(FASTMCP)
+    return python, versions["fastmcp"]

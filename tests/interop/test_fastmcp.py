@@ -11,24 +11,14 @@ FastMCP speaks Skills on the 2026-07-28 era only, so its client runs once per tr
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from bench.peers import PeerPackage, ensure_peer_venv
 
 from tests.interop.clients import PEER_SCRIPTS, Skillwire, assert_every_file_verified, record, run_json_client
 from tests.interop.host_run import assert_host_read_disk, host_reads_everything
 from tests.support.servers import MODERN_VERSION, HttpServer, Transport, http_server
-
-# The interpreter running the tests makes the venv: Python 3.11 on a fresh machine (fastmcp 4.1 needs >= 3.10).
-FASTMCP = PeerPackage(
-    f"fastmcp-py{sys.version_info.major}.{sys.version_info.minor}",
-    "fastmcp>=4.1,<4.2",
-    f"{sys.version_info.major}.{sys.version_info.minor}",
-    (("fastmcp", "4.1."),),
-)
 
 pytestmark = pytest.mark.anyio
 
@@ -36,13 +26,6 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-@pytest.fixture(scope="module")
-def fastmcp_python() -> tuple[Path, str]:
-    """The FastMCP peer venv's interpreter and the fastmcp version it holds."""
-    python, versions = ensure_peer_venv(FASTMCP)
-    return python, versions["fastmcp"]
 
 
 @pytest.mark.parametrize("transport", ["http", "stdio"])
