@@ -26,7 +26,7 @@ from tests.support.skills import write_skill
 
 pytestmark = pytest.mark.anyio
 
-WITHIN_S = 5.0
+WITHIN_S = 15.0  # generous: what is pinned here is what is served, not how fast (test_following.py times that)
 FORMS = "skill://vendor/pdf/forms.md"
 
 

@@ -26,31 +26,40 @@ its first segment (`skill://github/owner/repo/x/SKILL.md`).
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from functools import partial
 from typing import Any, TypeVar
-from urllib.parse import unquote_to_bytes
 
 import anyio
 from anyio.abc import TaskStatus
 
 from skillwire.core.catalog import Catalog, FileContent, Refusal
 from skillwire.core.display import clip, terminal_safe
-from skillwire.core.errors import InvalidEntry, SkillError
-from skillwire.core.hosting.entry import EntryResource, SkillEntry, parse_entry
+from skillwire.core.errors import SkillError
+from skillwire.core.hosting.entry import EntryResource
 from skillwire.core.manifest import Skill
 from skillwire.core.skill_rules import SNIFF_BYTES, FileFacts, build_skill, looks_like_text, mime_type_given, refusal_of
 from skillwire.core.uri import SKILL_FILE, normal_uri
 from skillwire.sources.building import CatalogBuilder
 from skillwire.sources.mcp.fetch import UNREADABLE_RULE, Failed, Refreshed, Settings, refresh
 from skillwire.sources.mcp.follow import follow
-from skillwire.sources.mcp.lock import LockedFile, LockedSkill, LockFile, PinnedState, changes_between
+from skillwire.sources.mcp.kept import (
+    Kept,
+    KeptState,
+    identity,
+    read_state,
+    rel_paths,
+    resources_of,
+    skill_path,
+    state_json,
+    when,
+)
+from skillwire.sources.mcp.lock import LockFile
+from skillwire.sources.mcp.pinning import follow_lock, pin
 from skillwire.sources.mcp.store import GatewayCache
 from skillwire.sources.mcp.upstream import Upstream
 from skillwire.sources.port import (
@@ -77,8 +86,6 @@ LOCKED_RULE = "upstream-locked-missing"
 """A locked version that the upstream no longer offers and the gateway cache no longer holds."""
 PATH_RULE = "path-invalid"
 """An upstream URI whose segments do not decode to names (not UTF-8, or an encoded '/')."""
-_STATE_FORMAT = "skillwire-gateway-state"
-_STATE_VERSION = 1
 
 _T = TypeVar("_T")
 
@@ -95,22 +102,6 @@ class UpstreamHealth:
     @property
     def stale(self) -> bool:
         return self.failing_since is not None
-
-
-@dataclass(frozen=True, slots=True)
-class _Kept:
-    """A verified entry, and when its content was first verified against the upstream."""
-
-    entry: SkillEntry
-    verified_at: float
-
-
-@dataclass(frozen=True, slots=True)
-class _State:
-    """An upstream's last verified state: the skills served from it, and when the refresh that made it ended."""
-
-    skills: tuple[_Kept, ...]
-    refreshed_at: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +133,7 @@ class McpSource(RestorableSource, WatchableSource, StaleReportingSource):
         self.cache = cache if cache is not None else GatewayCache()
         self.settings = settings if settings is not None else Settings()
         self._lock = threading.Lock()
-        self._state: _State | None = None
+        self._state: KeptState | None = None
         self._verified = False
         self._failing_since: float | None = None
         self._reason: str | None = None
@@ -160,7 +151,7 @@ class McpSource(RestorableSource, WatchableSource, StaleReportingSource):
         state = self._state
         if state is None:
             return None
-        text = "\n".join(sorted(_identity(k.entry) for k in state.skills))
+        text = "\n".join(sorted(identity(k.entry) for k in state.skills))
         return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
     @property
@@ -218,7 +209,7 @@ class McpSource(RestorableSource, WatchableSource, StaleReportingSource):
         interval = lambda: self.settings.poll_interval(self._ttl_ms)  # noqa: E731 - read anew after each refresh
         async with anyio.create_task_group() as tasks:
             if self.lock is not None:
-                tasks.start_soon(_follow_lock, self.lock, again)
+                tasks.start_soon(follow_lock, self.lock, again)
             await follow(
                 self.upstream, self.settings, again, interval=interval, label=self.label, checked=self._verified
             )
@@ -229,13 +220,13 @@ class McpSource(RestorableSource, WatchableSource, StaleReportingSource):
         now = time.time()
         before = self._state if self._state is not None else self._load()
         earlier = {normal_uri(k.entry.uri): k for k in before.skills} if before is not None else {}
-        kept: list[_Kept] = []
+        kept: list[Kept] = []
         for entry in outcome.verified:
             old = earlier.get(normal_uri(entry.uri))
-            same = old is not None and _identity(old.entry) == _identity(entry)
-            kept.append(_Kept(entry, old.verified_at if old is not None and same else now))
+            same = old is not None and identity(old.entry) == identity(entry)
+            kept.append(Kept(entry, old.verified_at if old is not None and same else now))
         refusals = list(outcome.refusals)
-        held: list[_Kept] = []
+        held: list[Kept] = []
         for entry, why in outcome.unreadable:
             old = earlier.get(normal_uri(entry.uri))
             if old is not None:
@@ -244,7 +235,7 @@ class McpSource(RestorableSource, WatchableSource, StaleReportingSource):
                     self.label,
                     entry.uri,
                     why,
-                    _when(old.verified_at),
+                    when(old.verified_at),
                 )
                 kept.append(old)
             else:
@@ -252,18 +243,19 @@ class McpSource(RestorableSource, WatchableSource, StaleReportingSource):
                     Refusal(self._where(entry.uri), UNREADABLE_RULE, f"{self.label}: {why}; the skill is not served")
                 )
         if self.lock is not None:
-            kept, held, missing = self._pinned(kept, earlier)
-            refusals += missing
-        state = _State(tuple(kept), now)
+            pinned = pin(self.lock, self.upstream.shown, self.label, kept, earlier)
+            kept, held = pinned.served, pinned.held
+            refusals += [Refusal(self._where(uri), LOCKED_RULE, f"{self.label}: {why}") for uri, why in pinned.missing]
+        state = KeptState(tuple(kept), now)
         catalog, served = self._catalog(state, refusals, generation)
-        state = _State(tuple(k for k in state.skills if normal_uri(k.entry.uri) in served), now)
+        state = KeptState(tuple(k for k in state.skills if normal_uri(k.entry.uri) in served), now)
         try:
-            self.cache.save_state(self.upstream.key, _state_json(state, self.upstream.shown, held))
+            self.cache.save_state(self.upstream.key, state_json(state, self.upstream.shown, held))
             self.cache.evict()
         except OSError as err:  # what verified is served all the same; only a restart cannot start from it
             logger.error("%s: the verified state could not be kept in %s: %s", self.label, self.cache.root, err)
         if self._failing_since is not None:
-            logger.warning("%s: refreshed again; it was stale since %s", self.label, _when(self._failing_since))
+            logger.warning("%s: refreshed again; it was stale since %s", self.label, when(self._failing_since))
         self._state, self._failing_since, self._reason = state, None, None
         self._ttl_ms = outcome.ttl_ms
         logger.info(
@@ -275,57 +267,6 @@ class McpSource(RestorableSource, WatchableSource, StaleReportingSource):
             sum(1 for r in catalog.refusals if r.skill),
         )
         return catalog
-
-    def _pinned(self, kept: list[_Kept], earlier: dict[str, _Kept]) -> tuple[list[_Kept], list[_Kept], list[Refusal]]:
-        """With a lock: the locked versions to serve, the upstream's other versions held back (kept in the cache
-        for `skillwire lock accept`), and refusals of locked versions that are nowhere any more. An upstream the
-        lock does not pin yet is pinned to what verified now."""
-        assert self.lock is not None
-        shown = self.upstream.shown
-        now = {normal_uri(k.entry.uri): k for k in kept}
-        now_locked = {uri: _locked(shown, k.entry) for uri, k in now.items()}
-        with self.lock.guard:
-            pinned = self.lock.load() or PinnedState(frozenset(), {})
-            others = [p for p in self.lock.load_pending() if p.skill.upstream != shown]
-            if shown not in pinned.upstreams:
-                skills = {**pinned.skills, **{s.key: s for s in now_locked.values()}}
-                self.lock.save(PinnedState(pinned.upstreams | {shown}, skills))
-                self.lock.save_pending(others)
-                logger.warning("%s: pinned %d skills in %s", self.label, len(now_locked), self.lock.path)
-                return kept, [], []
-            locked = pinned.of(shown)
-            changes = changes_between(locked, now_locked)
-            self.lock.save_pending([*others, *changes])
-        served: list[_Kept] = []
-        missing: list[Refusal] = []
-        for uri, record in sorted(locked.items()):
-            current, old = now.get(uri), earlier.get(uri)
-            if current is not None and sorted(now_locked[uri].files) == sorted(record.files):
-                served.append(current)
-            elif old is not None and sorted(_locked(shown, old.entry).files) == sorted(record.files):
-                if current is None:
-                    logger.warning(
-                        "%s: %s is locked but no longer offered upstream; serving the locked version from the "
-                        "gateway cache",
-                        self.label,
-                        record.uri,
-                    )
-                served.append(old)
-            else:
-                said = (
-                    f"{self.label}: the locked version of {clip(terminal_safe(record.uri), 200)} is neither upstream "
-                    "nor in the gateway cache; not served"
-                )
-                missing.append(Refusal(self._where(record.uri), LOCKED_RULE, said))
-        if changes:
-            logger.warning(
-                "%s: %d upstream changes held by the lock %s (see skillwire lock show)",
-                self.label,
-                len(changes),
-                self.lock.path,
-            )
-        held = [now[normal_uri(p.skill.uri)] for p in changes if p.change != "removed"]
-        return served, held, missing
 
     def _stale(self, reason: str, started: float, generation: int) -> Catalog:
         """The last verified state (from memory, else from disk), said to be stale; nothing when none is kept."""
@@ -342,45 +283,26 @@ class McpSource(RestorableSource, WatchableSource, StaleReportingSource):
         logger.warning(
             "%s is stale since %s: %s; serving its last verified state (%d skills, refreshed at %s)",
             self.label,
-            _when(self._failing_since),
+            when(self._failing_since),
             reason,
             len(state.skills),
-            _when(state.refreshed_at),
+            when(state.refreshed_at),
         )
         said = (
             f"{self.label} cannot be refreshed ({reason}); serving its last verified state, refreshed at "
-            f"{_when(state.refreshed_at)}"
+            f"{when(state.refreshed_at)}"
         )
         catalog, _ = self._catalog(state, (Refusal(self.label, UNAVAILABLE_RULE, said, skill=False),), generation)
         return catalog
 
-    def _load(self) -> _State | None:
+    def _load(self) -> KeptState | None:
         """The state kept on disk for this upstream, its entries checked again (`parse_entry`); None if none."""
         raw = self.cache.load_state(self.upstream.key)
-        if raw is None:
-            return None
-        if raw.get("format") != _STATE_FORMAT or raw.get("version") != _STATE_VERSION:
-            logger.warning("%s: the kept state is not one this version reads; ignored", self.label)
-            return None
-        kept = raw.get("skills")
-        if not isinstance(kept, list):
-            logger.warning("%s: the kept state lists no skills; ignored", self.label)
-            return None
-        skills: list[_Kept] = []
-        for item in kept:
-            try:
-                entry = parse_entry(item.get("entry") if isinstance(item, dict) else None)
-            except InvalidEntry as err:
-                logger.warning("%s: a kept entry is not valid (%s); left out", self.label, err)
-                continue
-            at = item.get("verifiedAt")
-            skills.append(_Kept(entry, float(at) if isinstance(at, int | float) else 0.0))
-        at = raw.get("refreshedAt")
-        return _State(tuple(skills), float(at) if isinstance(at, int | float) else 0.0)
+        return None if raw is None else read_state(raw, self.label)
 
     # -- building ------------------------------------------------------------------------------------------------
 
-    def _catalog(self, state: _State, refusals: Iterable[Refusal], generation: int) -> tuple[Catalog, set[str]]:
+    def _catalog(self, state: KeptState, refusals: Iterable[Refusal], generation: int) -> tuple[Catalog, set[str]]:
         """The catalog of `state`'s skills (and `refusals`), and the normal URIs of the upstream skills served."""
         builder = CatalogBuilder()
         builder.refuse(*refusals)
@@ -388,7 +310,7 @@ class McpSource(RestorableSource, WatchableSource, StaleReportingSource):
         built: dict[tuple[str, float], tuple[Skill | Refusal, dict[str, FileContent]]] = {}
         for kept in state.skills:
             where = self._where(kept.entry.uri)
-            missing = next((r for r in _resources(kept.entry) if not self.cache.has(r.digest, r.size)), None)
+            missing = next((r for r in resources_of(kept.entry) if not self.cache.has(r.digest, r.size)), None)
             if missing is not None:
                 said = (
                     f"{self.label}: {missing.uri} is no longer in the gateway cache and the upstream did not give "
@@ -396,7 +318,7 @@ class McpSource(RestorableSource, WatchableSource, StaleReportingSource):
                 )
                 builder.refuse(Refusal(where, UNAVAILABLE_RULE, said))
                 continue
-            key = (_identity(kept.entry), kept.verified_at)
+            key = (identity(kept.entry), kept.verified_at)
             made = self._built.get(key) or self._build(kept, where)
             built[key] = made
             skill, contents = made
@@ -405,19 +327,19 @@ class McpSource(RestorableSource, WatchableSource, StaleReportingSource):
             elif builder.add(skill, contents, where=where):
                 served.add(normal_uri(kept.entry.uri))
         self._built = built
-        digests = {r.digest for kept in state.skills for r in _resources(kept.entry)}
+        digests = {r.digest for kept in state.skills for r in resources_of(kept.entry)}
         self._text = {d: text for d, text in self._text.items() if d in digests}
         return builder.build(generation), served
 
-    def _build(self, kept: _Kept, where: str) -> tuple[Skill | Refusal, dict[str, FileContent]]:
+    def _build(self, kept: Kept, where: str) -> tuple[Skill | Refusal, dict[str, FileContent]]:
         """The skill one verified entry makes by the rules every source applies, its provenance in `_meta`."""
         entry = kept.entry
-        path = _skill_path(entry.uri)
-        rels = _rel_paths(entry)
+        path = skill_path(entry.uri)
+        rels = rel_paths(entry)
         if isinstance(path, str) or rels is None:
             why = path if isinstance(path, str) else "a file's uri does not decode to a path of names"
             return Refusal(where, PATH_RULE, f"{self.label}: {why}; not served"), {}
-        resources = _resources(entry)
+        resources = resources_of(entry)
         facts = [
             FileFacts(rel, r.size, r.digest, mime_type_given(rel, partial(self._looks_like_text, r)))
             for rel, r in zip(rels, resources, strict=True)
@@ -433,7 +355,7 @@ class McpSource(RestorableSource, WatchableSource, StaleReportingSource):
         except SkillError as err:
             refusal = refusal_of(err, entry.uri[: -len(SKILL_FILE)].rstrip("/"))
             return replace(refusal, path=f"{self.label}: {refusal.path}"), {}
-        origin = {"server": self.upstream.shown, "uri": entry.uri, "verifiedAt": _when(kept.verified_at)}
+        origin = {"server": self.upstream.shown, "uri": entry.uri, "verifiedAt": when(kept.verified_at)}
         skill = replace(skill, meta={PROVENANCE_KEY: origin})
         by_rel = dict(zip(rels, resources, strict=True))
         contents: dict[str, FileContent] = {}
@@ -452,83 +374,6 @@ class McpSource(RestorableSource, WatchableSource, StaleReportingSource):
             data = self.cache.read(resource.digest, resource.size)
             found = self._text[resource.digest] = data is not None and looks_like_text(data[:SNIFF_BYTES])
         return found
-
-
-def _resources(entry: SkillEntry) -> tuple[EntryResource, ...]:
-    resources = entry.resources
-    return () if isinstance(resources, str) else resources
-
-
-def _identity(entry: SkillEntry) -> str:
-    """The entry as canonical JSON: equal for the same uri, frontmatter and manifest."""
-    return json.dumps(entry.to_wire(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def _decoded(segment: str) -> str | None:
-    """A URI path segment decoded (UTF-8 percent-encoding); None when it is not UTF-8 or holds a '/'."""
-    try:
-        name = unquote_to_bytes(segment).decode("utf-8") if "%" in segment else segment
-    except UnicodeDecodeError:
-        return None
-    return None if "/" in name else name
-
-
-def _skill_path(uri: str) -> tuple[str, ...] | str:
-    """The skill path an upstream skill is served at (see the module docstring), or why there is none."""
-    scheme, _, rest = uri.partition("://")
-    names = [_decoded(s) for s in rest.split("/")[:-1]]
-    if any(n is None for n in names):
-        return f"{uri[:300]} has a segment that is not UTF-8 or holds an encoded '/'"
-    path = tuple(n for n in names if n is not None)
-    return path if scheme == "skill" else (scheme, *path)
-
-
-def _rel_paths(entry: SkillEntry) -> list[str] | None:
-    """Each resource's path inside the skill, decoded, in the entry's order; None when one does not decode."""
-    root = normal_uri(entry.uri[: -len(SKILL_FILE)])
-    rels: list[str] = []
-    for r in _resources(entry):
-        names = [_decoded(s) for s in normal_uri(r.uri)[len(root) :].split("/")]
-        if any(n is None for n in names):
-            return None
-        rels.append("/".join(n for n in names if n is not None))
-    return rels
-
-
-def _state_json(state: _State, shown: str, held: Iterable[_Kept] = ()) -> dict[str, Any]:
-    """The state kept on disk; `held`: versions a lock holds back (listed so eviction keeps their content)."""
-    return {
-        "format": _STATE_FORMAT,
-        "version": _STATE_VERSION,
-        "upstream": shown,
-        "refreshedAt": state.refreshed_at,
-        "skills": [{"entry": k.entry.to_wire(), "verifiedAt": k.verified_at} for k in state.skills],
-        "pending": [{"entry": k.entry.to_wire(), "verifiedAt": k.verified_at} for k in held],
-    }
-
-
-def _locked(shown: str, entry: SkillEntry) -> LockedSkill:
-    """An entry as a lock records it: each file's path inside the skill (its URI when it does not decode)."""
-    resources = _resources(entry)
-    rels = _rel_paths(entry) or [r.uri for r in resources]
-    files = tuple(LockedFile(p, r.digest, r.size) for p, r in zip(rels, resources, strict=True))
-    return LockedSkill(shown, entry.uri, files)
-
-
-async def _follow_lock(lock: LockFile, rebuild: Callable[[], Awaitable[None]]) -> None:
-    """Rescan when the lock file changes (`skillwire lock accept`): a stat a second, nothing read until then."""
-    seen = lock.stamp()
-    while True:
-        await anyio.sleep(1.0)
-        stamp = lock.stamp()
-        if stamp != seen:
-            seen = stamp
-            await rebuild()
-
-
-def _when(at: float) -> str:
-    """A Unix time as people and JSON read it: ISO 8601 in UTC, to the second."""
-    return datetime.fromtimestamp(at, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def _run(make: Callable[[], Awaitable[_T]]) -> _T:
