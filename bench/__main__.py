@@ -8,6 +8,7 @@
   bench.peers  skillwire beside agentskills-mcp-server, FastMCP's skills extension and a bare SDK server:
                startup, skills/list enumeration and resources/read throughput over HTTP
   bench.startup  spawn to first answer beside the hash floor plus imports; first answer after the port opens
+  bench.gateway  a gateway in front of skillwire serve: first start, restart, reads/s through it vs direct, memory
 
 Each prints its own table; `--only index,live` runs a subset. The peers are installed on first use into
 virtual environments under the user cache folder (see bench/peers.py).
@@ -21,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-PARTS = ("index", "git", "live", "scale", "peers", "startup")
+PARTS = ("index", "git", "live", "scale", "peers", "startup", "gateway")
 
 
 def main() -> int:
