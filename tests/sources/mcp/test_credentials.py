@@ -13,8 +13,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
+from mcp.shared.auth import OAuthToken
 
 from skillwire.client.session import SkillsClient
+from skillwire.sources.mcp.credentials import RENEW_BEFORE_S, RenewingTokens
 from tests.support.cli import run_cli
 from tests.support.oidc import CLIENT_ID, OidcProvider, oidc_provider
 from tests.support.servers import EXAMPLE_SKILLS, http_server, serve_command
@@ -96,3 +98,20 @@ def test_a_credentials_file_that_is_not_one_is_a_one_line_usage_error(tmp_path: 
     assert run.returncode == 2
     assert said in run.stderr
     assert run.stderr.count("\n") == 1
+
+
+async def test_a_client_credentials_token_is_renewed_a_minute_before_it_expires() -> None:
+    """The token storage the SDK's provider reads hands a token out only while more than RENEW_BEFORE_S of it is
+    left, so the provider asks the issuer for a new one before the upstream would refuse the old."""
+    tokens = RenewingTokens()
+    assert await tokens.get_tokens() is None
+    await tokens.set_tokens(OAuthToken(access_token="a", expires_in=3600))
+    kept = await tokens.get_tokens()
+    assert kept is not None
+    assert kept.access_token == "a"
+    assert kept.expires_in is not None
+    assert 3600 - RENEW_BEFORE_S - 5 <= kept.expires_in <= 3600 - RENEW_BEFORE_S
+    await tokens.set_tokens(OAuthToken(access_token="b", expires_in=int(RENEW_BEFORE_S) - 1))
+    assert await tokens.get_tokens() is None  # less than a minute left: ask for a new one now
+    await tokens.set_tokens(OAuthToken(access_token="c"))  # no lifetime given: kept until the upstream refuses it
+    assert (await tokens.get_tokens()) == OAuthToken(access_token="c")

@@ -31,7 +31,7 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from skillwire.client.credentials import first_token
 from skillwire.core.errors import SkillwireError, SpecError
 
-__all__ = ["RENEW_BEFORE_S", "AuthFactory", "ClientCredentials", "TokenFile", "load_credentials"]
+__all__ = ["RENEW_BEFORE_S", "AuthFactory", "ClientCredentials", "RenewingTokens", "TokenFile", "load_credentials"]
 
 RENEW_BEFORE_S = 60.0
 _MAX_FILE_BYTES = 1 << 20
@@ -61,7 +61,7 @@ class ClientCredentials:
     scope: str | None = None
 
     def factory(self, url: str) -> AuthFactory:
-        tokens = _Tokens()  # shared by every connection to this upstream: one token until it is about to expire
+        tokens = RenewingTokens()  # shared by every connection to this upstream: one token until it is about to expire
 
         def make() -> httpx2.Auth:
             return ClientCredentialsOAuthProvider(
@@ -131,7 +131,7 @@ class _TokenFileAuth(httpx2.Auth):
         yield request
 
 
-class _Tokens:
+class RenewingTokens:
     """The SDK's token storage, in memory: a token is handed out until `RENEW_BEFORE_S` before it expires, so a
     new one is asked for before the upstream would refuse the old."""
 
