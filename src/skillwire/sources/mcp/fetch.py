@@ -73,12 +73,14 @@ class Settings:
     poll_min_s: float = 5.0
     poll_max_s: float = 3600.0
     """The bounds a listing's `ttlMs` is held to as a polling interval (and a reconnect's back-off)."""
+    event_min_s: float = 1.0
+    """The least time between two refreshes asked for by change events: events in between are one refresh."""
 
     def __post_init__(self) -> None:
         if not self.request_timeout_s > 0 or not self.refresh_timeout_s > 0:
             raise ValueError("request_timeout_s and refresh_timeout_s must be positive")
-        if not 0 < self.poll_min_s <= self.poll_max_s or not self.poll_s > 0:
-            raise ValueError("polling needs 0 < poll_min_s <= poll_max_s and poll_s > 0")
+        if not 0 < self.poll_min_s <= self.poll_max_s or not self.poll_s > 0 or self.event_min_s < 0:
+            raise ValueError("polling needs 0 < poll_min_s <= poll_max_s, poll_s > 0 and event_min_s >= 0")
         if self.concurrent_reads < 1:
             raise ValueError(f"concurrent_reads must be at least 1, not {self.concurrent_reads}")
 

@@ -1,12 +1,14 @@
 """Following an upstream: refresh when it says it changed, or every `ttlMs` when it cannot say.
 
 An upstream of the 2026-07-28 era that declares `resources.listChanged` is followed through a `subscriptions/listen`
-stream (`SkillsClient.changes`): each event asks for a refresh, and so does every newly opened stream, since a change
-made while no stream was open would otherwise be missed. An upstream that sends no events (the handshake era, or no
-such capability) is refreshed every `Settings.poll_interval(ttlMs)`: its listing's `ttlMs` held between
-`poll_min_s` and `poll_max_s`, `poll_s` without one. A stream that cannot be opened or drops is opened again after a
-back-off that doubles from `poll_min_s` up to `poll_max_s`, with a refresh each time (which says the upstream is stale
-when it is down). A refresh swaps a skill whole: the new catalog is built from verified entries only.
+stream (`SkillsClient.changes`): each event asks for a refresh (at most one every `Settings.event_min_s`, so an
+upstream announcing changes without pause costs a refresh a second, not a loop), and so does every newly opened
+stream, since a change made while no stream was open would otherwise be missed. An upstream that sends no events
+(the handshake era, or no such capability) is refreshed every `Settings.poll_interval(ttlMs)`: its listing's `ttlMs`
+held between `poll_min_s` and `poll_max_s`, `poll_s` without one. A stream that cannot be opened or drops is opened
+again after a back-off that doubles from `poll_min_s` up to `poll_max_s`, with a refresh each time (which says the
+upstream is stale when it is down). A refresh swaps a skill whole: the new catalog is built from verified entries
+only.
 
     await follow(upstream, settings, refresh, interval=lambda: settings.poll_interval(last_ttl_ms), label="mcp X")
 """
@@ -76,6 +78,9 @@ async def _listen(upstream: Upstream, settings: Settings, refresh: Callable[[], 
         async with client.changes() as events:
             logger.info("%s: following its change events", label)
             await refresh()  # what changed while no stream was open
-            async for _ in events:
+            last = anyio.current_time()
+            async for _ in events:  # level-triggered: events during a refresh or the pause below are one more
+                await anyio.sleep(max(0.0, settings.event_min_s - (anyio.current_time() - last)))
+                last = anyio.current_time()
                 await refresh()
     return True
