@@ -8,6 +8,7 @@ the `skillwire lock` commands run in-process on the same files.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from collections.abc import Callable
@@ -142,3 +143,15 @@ def test_lock_commands_say_what_is_wrong(tmp_path: Path) -> None:
     nothing = run_cli("lock", "show", str(tmp_path / "a.lock"))
     assert nothing.returncode == 0
     assert nothing.stdout.startswith("no change held")
+
+
+def test_a_fifo_named_as_the_lock_or_the_credentials_is_refused_at_once(tmp_path: Path) -> None:
+    """A FIFO is never waited on (no writer would ever come): one line, at once, for `lock show` and for `serve`."""
+    fifo = tmp_path / "skills.lock"
+    os.mkfifo(fifo)
+    shown = run_cli("lock", "show", str(fifo), timeout=10)
+    assert shown.returncode == 1
+    assert "not a regular file" in shown.stderr
+    served = run_cli("serve", "v=mcp:http://h/mcp", "--upstream-credentials", str(fifo), "--quiet", timeout=10)
+    assert served.returncode == 2
+    assert "not a regular file" in served.stderr

@@ -16,9 +16,7 @@ secret is ever logged or shown: a refusal names only the upstream and what faile
 
 from __future__ import annotations
 
-import json
 import os
-import stat
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
@@ -30,6 +28,8 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 from skillwire.client.credentials import first_token
 from skillwire.core.errors import SkillwireError, SpecError
+from skillwire.sources.mcp.jsonfile import read_json_file
+from skillwire.sources.safe_open import read_regular
 
 __all__ = ["RENEW_BEFORE_S", "AuthFactory", "ClientCredentials", "RenewingTokens", "TokenFile", "load_credentials"]
 
@@ -78,17 +78,7 @@ class ClientCredentials:
 
 def load_credentials(path: str) -> dict[str, TokenFile | ClientCredentials]:
     """The credentials FILE names, by upstream URL; SpecError saying what is wrong with FILE (never a secret)."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read(_MAX_FILE_BYTES + 1)
-    except OSError as err:
-        raise SpecError(f"{path}: cannot be read: {err.strerror}") from None
-    if len(data) > _MAX_FILE_BYTES:
-        raise SpecError(f"{path}: larger than {_MAX_FILE_BYTES >> 20} MB; not a credentials file")
-    try:
-        raw = json.loads(data)
-    except ValueError as err:
-        raise SpecError(f"{path}: not JSON ({err})") from None
+    raw = read_json_file(path, limit=_MAX_FILE_BYTES, what="a credentials file")
     if not isinstance(raw, dict):
         raise SpecError(f"{path}: an object of upstream URLs is expected")
     folder = Path(os.path.abspath(path)).parent
@@ -164,13 +154,9 @@ class RenewingTokens:
 def _secret(path: str) -> str:
     """The client secret: the first line of a regular file of at most 4 KiB, without surrounding spaces."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        data = read_regular(path, limit=_MAX_SECRET_BYTES, follow_links=True)
     except OSError as err:
-        raise SkillwireError(f"cannot open the client secret file {path}: {err.strerror}") from None
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            raise SkillwireError(f"the client secret file {path} is not a regular file")
-        data = f.read(_MAX_SECRET_BYTES + 1)
+        raise SkillwireError(f"cannot read the client secret file {path}: {err.strerror or err}") from None
     lines = data.decode("utf-8", "replace").strip().splitlines()
     if len(data) > _MAX_SECRET_BYTES or not lines or not lines[0].strip():
         raise SkillwireError(f"the client secret file {path} holds no secret of at most {_MAX_SECRET_BYTES} bytes")

@@ -29,6 +29,7 @@ from skillwire.cache.disk import write_atomic
 from skillwire.core.digest import is_digest
 from skillwire.core.errors import SpecError
 from skillwire.core.uri import normal_uri
+from skillwire.sources.mcp.jsonfile import read_json_file
 
 __all__ = ["LOCK_FORMAT", "LockFile", "LockedFile", "LockedSkill", "Pending", "PinnedState", "changes_between"]
 
@@ -169,19 +170,9 @@ class LockFile:
 
 
 def _read(path: Path) -> dict[str, Any] | None:
-    try:
-        with open(path, "rb") as f:
-            data = f.read(_MAX_LOCK_BYTES + 1)
-    except FileNotFoundError:
+    raw = read_json_file(path, limit=_MAX_LOCK_BYTES, what="a lock", missing_ok=True)
+    if raw is None:
         return None
-    except OSError as err:
-        raise SpecError(f"{path}: cannot be read: {err.strerror}") from None
-    if len(data) > _MAX_LOCK_BYTES:
-        raise SpecError(f"{path}: larger than {_MAX_LOCK_BYTES >> 20} MB; not a lock")
-    try:
-        raw = json.loads(data)
-    except ValueError as err:
-        raise SpecError(f"{path}: not JSON ({err})") from None
     if not isinstance(raw, dict) or not str(raw.get("format", "")).startswith(LOCK_FORMAT):
         raise SpecError(f"{path}: not a skillwire lock")
     if raw.get("version") != _VERSION:
