@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import secrets
 import time
 from collections.abc import Generator, Iterator
@@ -142,6 +143,45 @@ def test_request_without_a_token_gets_401_naming_the_metadata_that_names_the_iss
         assert metadata["scopes_supported"] == [SCOPE]
 
 
+def _challenge(response: httpx2.Response) -> dict[str, str]:
+    """The auth-params of a `Bearer` challenge (RFC 6750 §3: `Bearer name="value", ...`), each named once."""
+    header = response.headers["www-authenticate"]
+    scheme, _, rest = header.partition(" ")
+    assert scheme == "Bearer", header
+    params: dict[str, str] = {}
+    for name, value in re.findall(r'\s*([a-z_]+)="([^"]*)"\s*,?', rest):
+        assert name not in params, header
+        params[name] = value
+    assert re.fullmatch(r'(\s*[a-z_]+="[^"]*"\s*,?)*', rest), header
+    return params
+
+
+@pytest.mark.parametrize("authorization", [None, "Basic dXNlcjpwYXNz", "Digest username=x", ""])
+def test_a_request_that_carried_no_bearer_token_gets_a_challenge_with_no_error_code(
+    deployment: Deployment, authorization: str | None
+) -> None:
+    """RFC 6750 §3.1: a request lacking authentication (no header, or another scheme) gets no `error=`: it made
+    no error. The challenge still names the metadata, so an MCP client knows where to get a token."""
+    headers = dict(MCP_HEADERS) if authorization is None else {**MCP_HEADERS, "Authorization": authorization}
+    for response in (
+        httpx2.post(deployment.resource, json=INITIALIZE, headers=headers, timeout=20),
+        httpx2.get(deployment.base + "/", headers={} if authorization is None else {"Authorization": authorization}),
+    ):
+        _assert_refused(response)
+        params = _challenge(response)
+        assert set(params) == {"resource_metadata"}, params
+        assert "invalid_token" not in response.text
+
+
+def test_a_request_with_a_bad_bearer_token_gets_invalid_token(deployment: Deployment) -> None:
+    """RFC 6750 §3.1: a token that is expired, revoked, malformed or unknown gets `error="invalid_token"`."""
+    for response in (_post(deployment.resource, "not-a-valid-token-at-all"), _get(deployment.base + "/", "x")):
+        _assert_refused(response)
+        params = _challenge(response)
+        assert params["error"] == "invalid_token"
+        assert "resource_metadata" in params
+
+
 def test_catalog_page_needs_the_same_token_as_mcp(deployment: Deployment) -> None:
     """skillwire choice: `/` and `/skills/...` answer 401 without a token, and show the catalog with one."""
     for path in ("/", "/skills/pdf-processing", "/skills/acme/billing/refunds"):
@@ -163,8 +203,11 @@ def test_token_without_the_required_scope_gets_403_and_no_content(deployment: De
     token = deployment.real_token(scope="skills:admin")
     response = _post(deployment.resource, token)
     _assert_refused(response, status=403)
-    assert 'error="insufficient_scope"' in response.headers["www-authenticate"]
-    _assert_refused(_get(deployment.base + "/", token), status=403)
+    params = _challenge(response)
+    assert (params["error"], params["scope"]) == ("insufficient_scope", SCOPE)  # RFC 6750 §3: the scope needed
+    page = _get(deployment.base + "/", token)
+    _assert_refused(page, status=403)
+    assert _challenge(page)["scope"] == SCOPE
 
 
 # -- hand-made tokens: one flaw each ---------------------------------------------------------------------------------

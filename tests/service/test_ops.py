@@ -246,7 +246,7 @@ def test_with_authentication_metrics_need_the_operator_scope_and_nothing_more(au
     status, head, body = get(authenticated.url, "/metrics", {"Authorization": f"Bearer {CALLER}"})
     assert (status, b"skillwire_catalog" in body) == (403, False)
     assert 'error="insufficient_scope"' in head["www-authenticate"]
-    assert "skillwire:operator" in head["www-authenticate"]
+    assert 'scope="skillwire:operator"' in head["www-authenticate"]  # RFC 6750 §3: the scope it needs
     _, samples = scrape(authenticated.url, {"Authorization": f"Bearer {TOKEN}"})
     assert samples["skillwire_catalog_skills", ()] == 2
     opening = httpx2.post(

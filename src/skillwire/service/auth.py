@@ -3,8 +3,10 @@
 Built from the SDK's pieces: its `BearerAuthBackend` reads `Authorization: Bearer ...` and asks a
 `TokenVerifier`; `AuthContextMiddleware` makes the caller available to handlers through
 `mcp.server.auth.middleware.auth_context.get_access_token()` (subject, scopes, claims);
-`RequireAuthMiddleware` answers 401 with `WWW-Authenticate: Bearer ..., resource_metadata="<url>"` (403
-`insufficient_scope` for a valid token without a required scope); `create_protected_resource_routes` serves
+`_RequireToken` (the SDK's `RequireAuthMiddleware` with RFC 6750 §3's challenge) answers 401 with
+`WWW-Authenticate: Bearer resource_metadata="<url>"`, adding `error="invalid_token"` only when a bearer token was
+sent, and 403 `insufficient_scope` with `scope="<needed>"` for a valid token without a required scope;
+`create_protected_resource_routes` serves
 RFC 9728 Protected Resource Metadata. Every route is guarded (the MCP endpoint and the catalog page alike)
 except the metadata itself, at `/.well-known/oauth-protected-resource` and at the path-suffixed form RFC 9728
 §3.1 derives from the resource URL (`/.well-known/oauth-protected-resource/mcp`), and the probes.
@@ -20,12 +22,13 @@ need not be one that reads skills.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, BearerAuthBackend, RequireAuthMiddleware
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, BearerAuthBackend
 from mcp.server.auth.provider import AccessToken, TokenVerifier
 from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
 from mcp.server.auth.settings import AuthSettings
@@ -170,9 +173,9 @@ class _Guard:
         self._operator_paths = frozenset(operator_paths)
         # Token-file-only servers publish no metadata (RFC 9728 metadata names an authorization server), so
         # their 401 names none either: the token comes from whoever runs the server.
-        metadata = AnyHttpUrl(config.metadata_url) if config.issuer is not None else None
-        self._guarded = RequireAuthMiddleware(app, list(config.required_scopes), metadata)
-        self._operators_only = RequireAuthMiddleware(app, [OPERATOR_SCOPE], metadata)  # 403 names the scope
+        metadata = config.metadata_url if config.issuer is not None else None
+        self._guarded = _RequireToken(app, config.required_scopes, metadata)
+        self._operators_only = _RequireToken(app, (OPERATOR_SCOPE,), metadata)  # 403 names the scope
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path")
@@ -182,6 +185,63 @@ class _Guard:
             await self._operators_only(scope, receive, send)
         else:
             await self._guarded(scope, receive, send)
+
+
+class _RequireToken:
+    """Let through requests whose token (already verified by `BearerAuthBackend`) carries `scopes`; refuse others with
+    RFC 6750 §3's challenge.
+
+    The SDK's `RequireAuthMiddleware` says `error="invalid_token"` even to a request that sent no token, and its 403
+    names the missing scope only in prose. RFC 6750 §3.1: a request lacking authentication gets no error code (it
+    made no error); `invalid_token` is for a bearer token that was sent and refused; `insufficient_scope` comes
+    with `scope`, the scopes the resource needs, so a client can ask for them.
+    """
+
+    def __init__(self, app: ASGIApp, scopes: Sequence[str], metadata_url: str | None) -> None:
+        self.app = app
+        self.scopes = tuple(scopes)
+        self.metadata_url = metadata_url
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        user = scope.get("user")
+        if not isinstance(user, AuthenticatedUser):
+            if _sent_bearer(scope):
+                await self._refuse(send, 401, "invalid_token", "the bearer token is invalid, expired or revoked")
+            else:
+                await self._refuse(send, 401, None, "authentication required: send Authorization: Bearer <token>")
+            return
+        if any(needed not in user.scopes for needed in self.scopes):
+            needed = " ".join(self.scopes)
+            await self._refuse(send, 403, "insufficient_scope", f"the token lacks a scope: needs {needed}")
+            return
+        await self.app(scope, receive, send)
+
+    async def _refuse(self, send: Send, status: int, error: str | None, description: str) -> None:
+        params: list[tuple[str, str]] = []
+        if error is not None:
+            params += [("error", error), ("error_description", description)]
+        if status == 403:
+            params.append(("scope", " ".join(self.scopes)))
+        if self.metadata_url is not None:
+            params.append(("resource_metadata", self.metadata_url))
+        challenge = "Bearer" + ("" if not params else " " + ", ".join(f'{k}="{v}"' for k, v in params))
+        body = json.dumps(
+            {"error": error, "error_description": description} if error else {"error_description": description}
+        )
+        payload = body.encode()
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(payload)).encode()),
+            (b"www-authenticate", challenge.encode()),
+        ]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": payload})
+
+
+def _sent_bearer(scope: Scope) -> bool:
+    """Whether the request carried `Authorization: Bearer ...` (any other scheme, or none, is no token at all)."""
+    headers = scope.get("headers", ())
+    return any(name == b"authorization" and value[:7].lower() == b"bearer " for name, value in headers)
 
 
 def install(
