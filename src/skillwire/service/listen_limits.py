@@ -289,7 +289,9 @@ class StreamGate:
                 if started:
                     await send({"type": "http.response.body", "body": b"", "more_body": False})
                 else:
-                    await JSONResponse({"error": "invalid_token"}, status_code=401)(scope, receive, send)
+                    challenge = 'Bearer error="invalid_token", error_description="the token expired or was revoked"'
+                    headers = {"WWW-Authenticate": challenge}  # RFC 6750 §3: every 401 carries its challenge
+                    await JSONResponse({"error": "invalid_token"}, 401, headers)(scope, receive, send)
         finally:
             self.slots.release(slot)
 
