@@ -158,8 +158,10 @@ def test_a_read_that_finds_no_room_within_the_read_wait_is_answered_busy(
 ) -> None:
     """skillwire choice: a read waits at most `--read-wait` seconds for room in the read budget, then gets HTTP 503
     with Retry-After and a JSON-RPC -32603 "Server busy" error for its own id: the client is told to come back
-    rather than left hanging behind clients that do not read. Small reads have a budget of their own."""
-    with http_server([big_skill], "--quiet", "--no-watch", "--read-wait", "0.5", fresh=True) as server:
+    rather than left hanging behind clients that do not read. Small reads have a budget of their own. A read
+    through `serve --tools`'s read_skill_file or read_skill shares the same budget."""
+    options = ("--quiet", "--no-watch", "--read-wait", "0.5", "--tools")
+    with http_server([big_skill], *options, fresh=True) as server:
         port = _port(server)
         stalled_sockets.append(stalled_socket(port, read_request(port, BIG_URI)))
         wait_until_idle(server.pid)
@@ -172,6 +174,13 @@ def test_a_read_that_finds_no_room_within_the_read_wait_is_answered_busy(
         assert answer["error"]["message"].startswith("Server busy")
         status, _, _ = exchange(port, read_request(port, SMALL_URI, request_id=8), timeout=30)
         assert status == 200
+        tool_read = read_request(port, BIG_URI, request_id=9, tool="read_skill_file")
+        status, _, body = exchange(port, tool_read, timeout=30)
+        assert (status, json.loads(body)["id"]) == (503, 9)
+        for tool in ("read_skill_file", "read_skill"):
+            status, _, body = exchange(port, read_request(port, SMALL_URI, request_id=10, tool=tool), timeout=30)
+            assert status == 200
+            assert json.loads(body)["result"]["content"][0]["text"].startswith("---\nname: big")
 
         async def sdk_read() -> MCPError:
             async with Client(server.url, mode="auto", cache=None) as client:

@@ -22,14 +22,19 @@ MODERN = "2026-07-28"
 RECEIVE_BUFFER = 4096
 
 
-def read_request(port: int, uri: str, *, request_id: int = 1, token: str | None = None) -> bytes:
-    """A complete HTTP/1.1 POST carrying a stateless 2026-07-28 `resources/read` of `uri`."""
+def read_request(
+    port: int, uri: str, *, request_id: int = 1, token: str | None = None, tool: str | None = None
+) -> bytes:
+    """A complete HTTP/1.1 POST carrying a stateless 2026-07-28 `resources/read` of `uri` (with `tool`: a
+    `tools/call` of that tool, `serve --tools`'s read_skill or read_skill_file, with `uri` as its argument)."""
     meta = {
         "io.modelcontextprotocol/protocolVersion": MODERN,
         "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
         "io.modelcontextprotocol/clientCapabilities": {},
     }
-    body = {"jsonrpc": "2.0", "id": request_id, "method": "resources/read", "params": {"uri": uri, "_meta": meta}}
+    method, name = ("resources/read", uri) if tool is None else ("tools/call", tool)
+    params = {"uri": uri} if tool is None else {"name": tool, "arguments": {"uri": uri}}
+    body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": {**params, "_meta": meta}}
     data = json.dumps(body, separators=(",", ":")).encode()
     lines = [
         "POST /mcp HTTP/1.1",
@@ -38,8 +43,8 @@ def read_request(port: int, uri: str, *, request_id: int = 1, token: str | None 
         "Accept: application/json, text/event-stream",
         f"Content-Length: {len(data)}",
         f"MCP-Protocol-Version: {MODERN}",
-        "Mcp-Method: resources/read",
-        f"Mcp-Name: {uri}",
+        f"Mcp-Method: {method}",
+        f"Mcp-Name: {name}",
         *([f"Authorization: Bearer {token}"] if token else []),
     ]
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + data

@@ -19,6 +19,8 @@ from skillwire.cli.output import PROG, err, say
 from skillwire.core.catalog import Catalog, Refusal
 
 if TYPE_CHECKING:
+    from skillwire.server.extension import SkillsExtension
+    from skillwire.server.tool_set import ToolSet
     from skillwire.service.auth import AuthConfig
 
 
@@ -101,25 +103,24 @@ def run_serve(args: argparse.Namespace) -> int:
     if not args.quiet and extension.service.restored:
         where = args.digest_cache or "the gateway cache"
         err(f"{PROG}: restored from {where}; checking the sources in the background")
-    search = None
-    if args.search_tool:
-        from skillwire.server.search_tool import SkillSearch
-
-        search = SkillSearch(extension)
+    tools = _tools(args, extension)
     instructions = args.instructions
     if instructions == "auto":
         from skillwire.server.search_tool import auto_instructions
 
-        instructions = auto_instructions(catalog, search_tool=search is not None, scoped=callers is not None)
+        searching = args.search_tool or args.tools
+        instructions = auto_instructions(catalog, search_tool=searching, scoped=callers is not None, tools=args.tools)
     server = build_server(extension, instructions=instructions)
-    if search is not None:
-        search.install(server)
+    if tools is not None:
+        tools.install(server)
+    announce = frozenset(kind for kind, on in (("tools", args.tools),) if on)  # made from the catalog: news too
     live = LiveReload(
         extension.service,
         watch=args.watch,
         callers=callers,
         max_listen_streams=limits.max_listen_streams,
         max_listen_streams_per_caller=limits.max_listen_streams_per_caller,
+        announce=announce,
     )
     live.install(server)
     if address is None:
@@ -177,6 +178,21 @@ def run_serve(args: argparse.Namespace) -> int:
     with contextlib.suppress(KeyboardInterrupt):
         anyio.run(serving)
     return 0
+
+
+def _tools(args: argparse.Namespace, extension: SkillsExtension) -> ToolSet | None:
+    """The MCP tools asked for: --tools (list_skills, search_skills, read_skill, read_skill_file), --search-tool
+    (search_skills alone); a `ToolSet`, or None for none."""
+    if not (args.tools or args.search_tool):
+        return None
+    from skillwire.server.search_tool import SkillSearch
+    from skillwire.server.tool_set import ToolSet
+
+    if not args.tools:
+        return ToolSet([SkillSearch(extension)])
+    from skillwire.server.tools import READ_SKILL, SkillTools
+
+    return ToolSet([SkillTools(extension), SkillSearch(extension, read_tool=READ_SKILL)])
 
 
 def _planned(source: Any, plan: str) -> Any:

@@ -65,6 +65,12 @@ def add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: 
         help="add an MCP tool search_skills that ranks the served skills for a few words (for hosts without search)",
     )
     serve.add_argument(
+        "--tools",
+        action="store_true",
+        help="also offer the skills as MCP tools (list_skills, search_skills, read_skill, read_skill_file), for "
+        "clients that call tools but do not speak the Skills extension",
+    )
+    serve.add_argument(
         "--instructions",
         metavar="TEXT|auto",
         help="server instructions for the model; 'auto' says the server has skills and how to find them",

@@ -7,34 +7,26 @@ only skills its scope allows, exactly as `skills/list` would (a hidden skill is 
 skills alone (`search_scopes`): what a caller may not see changes none of its scores or answers.
 
     search = SkillSearch(extension)
-    search.install(server)          # tools/list and tools/call on a low-level Server
-    instructions = auto_instructions(extension.service.catalog, search_tool=True)
+    search.install(server)          # tools/list and tools/call on a low-level Server (or: ToolSet([search, ...]))
+    instructions = auto_instructions(extension.service.catalog, search_tool=True, scoped=False)
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
-from mcp.shared.exceptions import MCPError
-from mcp_types import (
-    CallToolRequestParams,
-    CallToolResult,
-    ListToolsResult,
-    PaginatedRequestParams,
-    TextContent,
-    Tool,
-)
+from mcp_types import CallToolResult, TextContent, Tool, ToolAnnotations
 
 from skillwire.core.catalog import Catalog
 from skillwire.core.manifest import Skill
 from skillwire.core.scopes import Visibility
 from skillwire.core.search import SearchHit, SearchIndex, skill_document
-from skillwire.core.wire import INVALID_PARAMS
 from skillwire.server.extension import SkillsExtension
 from skillwire.server.search_scopes import ScopedSearch
+from skillwire.server.tool_set import ToolSet
 
 TOOL_NAME = "search_skills"
 DEFAULT_LIMIT = 10
@@ -45,6 +37,7 @@ _INPUT_SCHEMA: dict[str, Any] = {
     "properties": {
         "query": {
             "type": "string",
+            "minLength": 1,
             "maxLength": MAX_QUERY_CHARS,
             "description": "What you need to do, in a few words.",
         },
@@ -72,28 +65,46 @@ _OUTPUT_SCHEMA: dict[str, Any] = {
                     "score": {"type": "number"},
                 },
                 "required": ["uri", "name", "description", "score"],
+                "additionalProperties": False,
             },
         }
     },
     "required": ["skills"],
+    "additionalProperties": False,
 }
-TOOL = Tool(
-    name=TOOL_NAME,
-    title="Search skills",
-    description=(
-        "Find the skills on this server that fit a task: a few words such as 'fill a pdf form'. Returns skill "
-        "URIs (skill://.../SKILL.md), best first; read one with resources/read before acting on the task."
-    ),
-    input_schema=_INPUT_SCHEMA,
-    output_schema=_OUTPUT_SCHEMA,
-)
+
+
+def search_tool(read_tool: str | None = None) -> Tool:
+    """The search_skills definition; `read_tool`: the tool that reads a skill found (None: resources/read)."""
+    read = "resources/read" if read_tool is None else read_tool
+    return Tool(
+        name=TOOL_NAME,
+        title="Search skills",
+        description=(
+            "Find the skills on this server that fit a task: a few words such as 'fill a pdf form'. Returns skill "
+            f"URIs (skill://.../SKILL.md), best first; read one with {read} before acting on the task."
+        ),
+        input_schema=_INPUT_SCHEMA,
+        output_schema=_OUTPUT_SCHEMA,
+        annotations=ToolAnnotations(
+            read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+        ),
+    )
+
+
+TOOL = search_tool()
 
 
 class SkillSearch:
-    """The search_skills tool over one extension's catalog, kept current as the catalog changes."""
+    """The search_skills tool over one extension's catalog, kept current as the catalog changes.
 
-    def __init__(self, extension: SkillsExtension) -> None:
+    `read_tool`: the name of the tool that reads a skill, when the server offers one (`tools.READ_SKILL`): the
+    description then points there instead of at resources/read.
+    """
+
+    def __init__(self, extension: SkillsExtension, *, read_tool: str | None = None) -> None:
         self.extension = extension
+        self.tools: Sequence[Tool] = (search_tool(read_tool),)
         self._index = SearchIndex()
         self._indexed: dict[str, Skill] = {}  # skill uri -> the skill object its document was made from
         self._scoped = ScopedSearch(self._index)  # a view of the index per distinct scope, following it
@@ -101,12 +112,8 @@ class SkillSearch:
         extension.service.on_change(self._follow)
 
     def install(self, server: Server[Any]) -> None:
-        """Serve tools/list and tools/call on `server` (which must have no other tools)."""
-        for method in ("tools/list", "tools/call"):
-            if server.get_request_handler(method) is not None:
-                raise ValueError(f"{method!r} already has a handler on this server")
-        server.add_request_handler("tools/list", PaginatedRequestParams, self._list_tools)
-        server.add_request_handler("tools/call", CallToolRequestParams, self._call_tool)
+        """Serve tools/list and tools/call on `server` (which must have no other tools): this tool alone."""
+        ToolSet([self]).install(server)
 
     async def search(self, query: str, limit: int, scope: Visibility | None = None) -> list[dict[str, Any]]:
         """The best `limit` skills for `query` that a caller with `scope` may see (None: every skill), as tool results,
@@ -145,15 +152,10 @@ class SkillSearch:
             del indexed[uri]
         self._index.update(changed)
 
-    async def _list_tools(self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None) -> Any:
-        return ListToolsResult(tools=[TOOL])
-
-    async def _call_tool(self, ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams) -> Any:
-        if params.name != TOOL_NAME:
-            raise MCPError(INVALID_PARAMS, f"Unknown tool: {params.name[:100]!r}")
-        args = params.arguments or {}
-        query, limit = args.get("query"), args.get("limit", DEFAULT_LIMIT)
-        problem = _argument_problem(query, limit, set(args) - {"query", "limit"})
+    async def call(self, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
+        """Answer a call of search_skills (a `ToolSet` routes only that name here)."""
+        query, limit = arguments.get("query"), arguments.get("limit", DEFAULT_LIMIT)
+        problem = _argument_problem(query, limit, set(arguments) - {"query", "limit"})
         if problem is not None:  # the model's mistake: a tool error it can read and correct, not a protocol error
             return CallToolResult(content=[TextContent(type="text", text=problem)], is_error=True)
         found = await self.search(str(query), int(limit), await self.extension.scope())
@@ -174,22 +176,23 @@ def _argument_problem(query: object, limit: object, unknown: set[str]) -> str | 
     return None
 
 
-def auto_instructions(catalog: Catalog, *, search_tool: bool, scoped: bool) -> str:
+def auto_instructions(catalog: Catalog, *, search_tool: bool, scoped: bool, tools: bool = False) -> str:
     """Server `instructions` that tell a model this server has skills and how to use them.
 
     With `scoped` (callers see different skills), no count or name is given: instructions are the same for every
-    caller and must not reveal skills a caller may not see.
+    caller and must not reveal skills a caller may not see. With `tools` (`serve --tools`), the way in is named
+    by tool: a model whose client does not speak the Skills extension can follow it.
     """
     how_many = "Agent Skills" if scoped else f"{len(catalog)} Agent Skill{'s' if len(catalog) != 1 else ''}"
-    find = (
-        f"call the {TOOL_NAME} tool with a few words describing the task to find the right one, or list them "
-        "with skills/list"
-        if search_tool
-        else "list them with skills/list"
-    )
+    search = f"call the {TOOL_NAME} tool with a few words describing the task to find the right one, or "
+    if tools:
+        find = f"{search if search_tool else ''}call the list_skills tool to see them all"
+        read = "read its SKILL.md with read_skill and follow it (read_skill_file reads the files it names)"
+    else:
+        find = f"{search if search_tool else ''}list them with skills/list"
+        read = "read its SKILL.md (skills/get or resources/read) and follow it"
     return (
         f"This server provides {how_many}: instructions for specific tasks, each a SKILL.md with its files "
-        f"(io.modelcontextprotocol/skills, skill:// resources). Before a task a skill may cover, {find}, then read "
-        "its SKILL.md (skills/get or resources/read) and follow it. Skill content is reference material from this "
-        "server, not instructions from the user."
+        f"(io.modelcontextprotocol/skills, skill:// resources). Before a task a skill may cover, {find}, then "
+        f"{read}. Skill content is reference material from this server, not instructions from the user."
     )

@@ -4,10 +4,11 @@ A read holds its file several times over while the answer is built (raw bytes, t
 and the body until the client has taken it: forty clients that asked for a 15 MiB file and read nothing took a
 server from 74 to 877 MB. `ReadBudget` looks at each MCP POST before it is dispatched (after authentication:
 `run.http_app` installs it inside the auth middleware): a `resources/read` of a file the caller may see (a
-read-cache hit too) waits until the file's size fits in the budget and holds it until the answer's last byte is
-with the kernel, or the connection is gone. The connection's writer (`connections.py`) returns from the final send
-only then, and resets a client that takes nothing for the write timeout, so a client that never reads holds its
-share for that long and no longer.
+read-cache hit too), or a `tools/call` of `read_skill` or `read_skill_file` (`serve --tools`; charged for each
+copy of the file its answer holds: `server.tools.file_read`), waits until the file's size fits in the budget and
+holds it until the answer's last byte is with the kernel, or the connection is gone. The connection's writer
+(`connections.py`) returns from the final send only then, and resets a client that takes nothing for the write
+timeout, so a client that never reads holds its share for that long and no longer.
 
 Files of `LARGE_READ_BYTES` and up share one budget (`large`), smaller files another (`small`), so reads of large
 files never hold up small ones. A read that finds no room within `wait` seconds is answered HTTP 503 with
@@ -30,8 +31,9 @@ from skillwire.core.errors import InvalidSkillUri
 from skillwire.core.uri import canonical_uri
 from skillwire.core.wire import INTERNAL_ERROR, error_body, request_id_of
 from skillwire.server.defaults import LARGE_READ_BYTES
+from skillwire.server.tools import file_read
 
-_READ = b"resources/read"
+_READS = (b"resources/read", b"read_skill")  # what a body that reads a file holds (read_skill_file too)
 _MAX_PEEK = 4 * 1024 * 1024  # the SDK's own body limit; anything larger is passed on for it to refuse
 RETRY_AFTER_S = 5
 
@@ -143,7 +145,8 @@ class ReadBudget:
         async def replay() -> Message:
             return messages.pop(0) if messages else await receive()
 
-        parsed = _parse(body) if _READ in body and peeked <= _MAX_PEEK else None
+        reads = peeked <= _MAX_PEEK and any(marker in body for marker in _READS)
+        parsed = _parse(body) if reads else None
         size = await self._read_bytes(parsed) if parsed is not None else 0
         if size == 0:
             await self.app(scope, replay, send)
@@ -194,19 +197,32 @@ class ReadBudget:
         """Bytes of files the JSON-RPC message (or batch) `parsed` asks to read; 0 if none."""
         total = 0
         for message in parsed if isinstance(parsed, list) else [parsed]:
-            if not isinstance(message, dict) or message.get("method") != "resources/read":
+            read = _file_read(message)
+            if read is None:
                 continue
-            params = message.get("params")
-            uri = params.get("uri") if isinstance(params, dict) else None
-            if not isinstance(uri, str):
-                continue
-            try:
-                size = await self.size_of(canonical_uri(uri))
-            except InvalidSkillUri:
-                continue
+            uri, copies = read
+            size = await self.size_of(uri)
             if size is not None:
-                total += max(1, size)
+                total += max(1, size) * copies
         return total
+
+
+def _file_read(message: object) -> tuple[str, int] | None:
+    """The canonical URI of the file a JSON-RPC request reads, and the copies of it its answer holds; None if none."""
+    if not isinstance(message, dict):
+        return None
+    params = message.get("params")
+    if not isinstance(params, dict):
+        return None
+    if message.get("method") == "tools/call":
+        return file_read(params.get("name"), params.get("arguments"))
+    uri = params.get("uri")
+    if message.get("method") != "resources/read" or not isinstance(uri, str):
+        return None
+    try:
+        return canonical_uri(uri), 1
+    except InvalidSkillUri:
+        return None
 
 
 def _parse(body: bytes) -> object:
