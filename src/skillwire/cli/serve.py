@@ -114,6 +114,10 @@ def run_serve(args: argparse.Namespace) -> int:
     server = build_server(extension, instructions=instructions)
     if search is not None:
         search.install(server)
+    if args.prompts:
+        from skillwire.server.prompts import SkillPrompts
+
+        SkillPrompts(extension).install(server)
     live = LiveReload(
         extension.service,
         watch=args.watch,

@@ -4,10 +4,10 @@ A read holds its file several times over while the answer is built (raw bytes, t
 and the body until the client has taken it: forty clients that asked for a 15 MiB file and read nothing took a
 server from 74 to 877 MB. `ReadBudget` looks at each MCP POST before it is dispatched (after authentication:
 `run.http_app` installs it inside the auth middleware): a `resources/read` of a file the caller may see (a
-read-cache hit too) waits until the file's size fits in the budget and holds it until the answer's last byte is
-with the kernel, or the connection is gone. The connection's writer (`connections.py`) returns from the final send
-only then, and resets a client that takes nothing for the write timeout, so a client that never reads holds its
-share for that long and no longer.
+read-cache hit too; with `serve --prompts`, a `prompts/get` of a skill's SKILL.md too) waits until the file's
+size fits in the budget and holds it until the answer's last byte is with the kernel, or the connection is gone.
+The connection's writer (`connections.py`) returns from the final send only then, and resets a client that takes
+nothing for the write timeout, so a client that never reads holds its share for that long and no longer.
 
 Files of `LARGE_READ_BYTES` and up share one budget (`large`), smaller files another (`small`), so reads of large
 files never hold up small ones. A read that finds no room within `wait` seconds is answered HTTP 503 with
@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 import anyio
 from starlette.responses import JSONResponse
@@ -31,7 +32,6 @@ from skillwire.core.uri import canonical_uri
 from skillwire.core.wire import INTERNAL_ERROR, error_body, request_id_of
 from skillwire.server.defaults import LARGE_READ_BYTES
 
-_READ = b"resources/read"
 _MAX_PEEK = 4 * 1024 * 1024  # the SDK's own body limit; anything larger is passed on for it to refuse
 RETRY_AFTER_S = 5
 
@@ -98,6 +98,12 @@ FileSize = Callable[[str], Awaitable[int | None]]
 """The size of the file served at a canonical skill:// URI to the current caller, or None if none is (a file the
 caller may not see is None, as a missing one: the budget must not tell them apart)."""
 
+ReadTarget = Callable[[Mapping[str, Any]], object]
+"""The skill:// URI a request's params ask to read (anything but a string: no file is read)."""
+
+RESOURCE_READS: Mapping[str, ReadTarget] = {"resources/read": lambda params: params.get("uri")}
+"""The requests that read a file, by method: `resources/read` (others are added where they are served)."""
+
 
 class ReadBudget:
     """ASGI middleware: an MCP request reading files waits for room in a budget and holds it until answered."""
@@ -111,8 +117,12 @@ class ReadBudget:
         large: ByteBudget,
         small: ByteBudget,
         wait: float,
+        reads: Mapping[str, ReadTarget] = RESOURCE_READS,
     ) -> None:
+        """`reads`: the methods that read a file and where each names it (`serve --prompts` adds `prompts/get`)."""
         self.app = app
+        self.reads = dict(reads)
+        self._markers = tuple(method.encode() for method in self.reads)
         self.size_of = size_of
         self.mcp_path = mcp_path
         self.large = large
@@ -143,7 +153,8 @@ class ReadBudget:
         async def replay() -> Message:
             return messages.pop(0) if messages else await receive()
 
-        parsed = _parse(body) if _READ in body and peeked <= _MAX_PEEK else None
+        reads = peeked <= _MAX_PEEK and any(marker in body for marker in self._markers)
+        parsed = _parse(body) if reads else None
         size = await self._read_bytes(parsed) if parsed is not None else 0
         if size == 0:
             await self.app(scope, replay, send)
@@ -194,10 +205,11 @@ class ReadBudget:
         """Bytes of files the JSON-RPC message (or batch) `parsed` asks to read; 0 if none."""
         total = 0
         for message in parsed if isinstance(parsed, list) else [parsed]:
-            if not isinstance(message, dict) or message.get("method") != "resources/read":
+            if not isinstance(message, dict):
                 continue
-            params = message.get("params")
-            uri = params.get("uri") if isinstance(params, dict) else None
+            method, params = message.get("method"), message.get("params")
+            target = self.reads.get(method) if isinstance(method, str) else None
+            uri = target(params) if target is not None and isinstance(params, dict) else None
             if not isinstance(uri, str):
                 continue
             try:

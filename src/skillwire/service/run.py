@@ -30,6 +30,7 @@ from starlette.types import ASGIApp
 from skillwire.core.scopes import CallerResolver
 from skillwire.core.version import __version__
 from skillwire.server.extension import SkillsExtension
+from skillwire.server.prompts import PROMPTS_GET, skill_uri_of
 from skillwire.server.skill_service import SkillService
 from skillwire.service.auth import (
     AuthConfig,
@@ -39,7 +40,7 @@ from skillwire.service.auth import (
     is_operator,
     metadata_routes,
 )
-from skillwire.service.budget import ByteBudget, FileSize, ReadBudget
+from skillwire.service.budget import RESOURCE_READS, ByteBudget, FileSize, ReadBudget, ReadTarget
 from skillwire.service.catalog_page import catalog_routes
 from skillwire.service.connections import guarded_protocol, throttled_resource_errors
 from skillwire.service.guard import HostOriginGuard, HostPolicy
@@ -144,6 +145,7 @@ def http_app(
             large=ByteBudget(limits.read_budget),
             small=ByteBudget(limits.read_budget),
             wait=limits.read_wait,
+            reads=file_reads(server),
         )
     if auth is not None:
         install(app, auth, verifier or build_verifier(auth), open_paths=PROBE_PATHS, operator_paths=OPERATOR_PATHS)
@@ -165,6 +167,15 @@ def guarded_app(
     if replica is not None:
         guarded = ReplicaSessions(guarded, replica=replica, mcp_path=MCP_PATH)
     return HostOriginGuard(guarded, policy)
+
+
+def file_reads(server: Server[Any]) -> dict[str, ReadTarget]:
+    """The requests `server` answers with a file's bytes, for the read budget: `resources/read`, and `prompts/get`
+    when it serves skills as prompts (`server/prompts.py`)."""
+    reads = dict(RESOURCE_READS)
+    if server.get_request_handler(PROMPTS_GET) is not None:
+        reads[PROMPTS_GET] = lambda params: skill_uri_of(params.get("name"))
+    return reads
 
 
 def _sized_for_caller(service: SkillService, callers: CallerResolver | None) -> FileSize:
