@@ -7,6 +7,9 @@ to handshake-era sessions on their standalone channel, and to 2026-07-28
 clients on the `subscriptions/listen` streams they opened (plus
 `notifications/resources/updated` for each changed or removed file URI, since
 serving `subscriptions/listen` makes the SDK declare `resources.subscribe`).
+With `announce` ("tools", "prompts": the server also offers skills as tools or
+prompts), the same change sends `notifications/tools/list_changed` and
+`notifications/prompts/list_changed` too, on the same channels.
 With a scopes policy (`callers`), each client is told only about changes to what
 it can see, and never a URI it cannot see.
 Without a watcher, SIGHUP (`rescan_on_sighup`) or `await service.rebuild()` rescans.
@@ -33,9 +36,11 @@ from mcp.server.session import ServerSession
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
     ListenHandler,
+    PromptsListChanged,
     ResourcesListChanged,
     ResourceUpdated,
     ServerEvent,
+    ToolsListChanged,
 )
 from mcp_types import SubscriptionsListenRequestParams
 
@@ -51,6 +56,8 @@ logger = logging.getLogger(__name__)
 _SEND_TIMEOUT_S = 5.0  # a handshake-era client that stops reading must not stall everyone else's notification
 MAX_REMEMBERED_SESSIONS = 1_024
 LISTEN_METHOD = "subscriptions/listen"
+ANNOUNCEABLE = frozenset({"tools", "prompts"})
+"""What else a catalog change can be news for: skills offered as tools (`serve --tools`) or prompts."""
 
 
 async def watch_and_rebuild(
@@ -132,6 +139,11 @@ class ChangeNotifier:
     closed one is dropped silently. 2026-07-28 clients get it on the
     `subscriptions/listen` streams they open (the SDK's `ListenHandler`, which also
     makes the SDK declare `listChanged` at that era).
+
+    `announce` (members of `ANNOUNCEABLE`): the server's tools or prompts are made from the catalog, so the same
+    change is also sent as `notifications/tools/list_changed` / `notifications/prompts/list_changed` (the listen
+    events `ToolsListChanged` / `PromptsListChanged`), to the same clients, and `initialize` declares their
+    `listChanged` as well.
     """
 
     def __init__(
@@ -141,9 +153,14 @@ class ChangeNotifier:
         callers: CallerResolver | None = None,
         max_listen_streams: int = DEFAULT_MAX_LISTEN_STREAMS,
         max_listen_streams_per_caller: int = DEFAULT_MAX_LISTEN_STREAMS_PER_CALLER,
+        announce: frozenset[str] = frozenset(),
     ) -> None:
+        unknown = set(announce) - ANNOUNCEABLE
+        if unknown:
+            raise ValueError(f"announce takes {sorted(ANNOUNCEABLE)}, not {sorted(unknown)}")
         self.service = service
         self.callers = callers
+        self.announce = frozenset(announce)
         self.bus: InMemorySubscriptionBus | _CallerBus = (
             InMemorySubscriptionBus() if callers is None else _CallerBus(callers)
         )
@@ -172,8 +189,10 @@ class ChangeNotifier:
         if ctx.method == "initialize" and isinstance(result, dict):
             self._remember(ctx.session)
             capabilities = result.get("capabilities")
-            if isinstance(capabilities, dict) and isinstance(capabilities.get("resources"), dict):
-                capabilities["resources"]["listChanged"] = True
+            if isinstance(capabilities, dict):
+                for kind in ("resources", *sorted(self.announce)):
+                    if isinstance(capabilities.get(kind), dict):
+                        capabilities[kind]["listChanged"] = True
         return result
 
     def _remember(self, session: ServerSession) -> None:
@@ -214,14 +233,33 @@ class ChangeNotifier:
             return
         logger.info("catalog changed: notifying %d handshake-era sessions and listen streams", len(self._sessions))
         for session in list(self._sessions.values()):
-            with anyio.move_on_after(_SEND_TIMEOUT_S):
-                try:
-                    await session.send_resource_list_changed()
-                except Exception:  # that session is gone or broken; the others still hear about it
-                    logger.debug("could not notify a session", exc_info=True)
-        await self.bus.publish(ResourcesListChanged())
-        for uri in updated:
-            await self.bus.publish(ResourceUpdated(uri=uri))
+            await self._tell(session)
+        for event in self._events(updated):
+            await self.bus.publish(event)
+
+    async def _tell(self, session: ServerSession) -> None:
+        """Send a handshake-era session the list_changed notifications (resources, and what is announced)."""
+        sends = [session.send_resource_list_changed]
+        if "tools" in self.announce:
+            sends.append(session.send_tool_list_changed)
+        if "prompts" in self.announce:
+            sends.append(session.send_prompt_list_changed)
+        with anyio.move_on_after(_SEND_TIMEOUT_S):
+            try:
+                for send in sends:
+                    await send()
+            except Exception:  # that session is gone or broken; the others still hear about it
+                logger.debug("could not notify a session", exc_info=True)
+
+    def _events(self, updated: list[str]) -> list[ServerEvent]:
+        """The listen events for one change: the list changes (resources, and what is announced), then each
+        changed file URI. A stream gets only the kinds it asked for (the SDK's `ListenHandler` filters)."""
+        events: list[ServerEvent] = [ResourcesListChanged()]
+        if "tools" in self.announce:
+            events.append(ToolsListChanged())
+        if "prompts" in self.announce:
+            events.append(PromptsListChanged())
+        return [*events, *(ResourceUpdated(uri=uri) for uri in updated)]
 
     async def _publish_scoped(self, before: Catalog, after: Catalog) -> None:
         """Tell each client what changed in its own view: nothing if its view is the same, no URI it cannot see.
@@ -243,14 +281,9 @@ class ChangeNotifier:
             if not differs:
                 continue
             if receiver.session is not None:
-                with anyio.move_on_after(_SEND_TIMEOUT_S):
-                    try:
-                        await receiver.session.send_resource_list_changed()
-                    except Exception:  # that session is gone or broken; the others still hear about it
-                        logger.debug("could not notify a session", exc_info=True)
+                await self._tell(receiver.session)
             if receiver.listener is not None:
-                events: list[ServerEvent] = [ResourcesListChanged(), *(ResourceUpdated(uri=uri) for uri in updated)]
-                for event in events:
+                for event in self._events(updated):
                     bus.deliver(receiver, event)
                 await anyio.lowlevel.checkpoint()
         logger.info("catalog or scopes changed: %d views compared", len(diffs))
@@ -342,7 +375,9 @@ class LiveReload:
         callers: CallerResolver | None = None,
         max_listen_streams: int = DEFAULT_MAX_LISTEN_STREAMS,
         max_listen_streams_per_caller: int = DEFAULT_MAX_LISTEN_STREAMS_PER_CALLER,
+        announce: frozenset[str] = frozenset(),
     ) -> None:
+        """`announce`: "tools" and/or "prompts" when the server offers skills as those too (`ChangeNotifier`)."""
         self.service = service
         self.watch = watch and isinstance(service.source, WatchableSource)  # a source that cannot: SIGHUP only
         self.debounce_ms = debounce_ms
@@ -352,6 +387,7 @@ class LiveReload:
             callers=callers,
             max_listen_streams=max_listen_streams,
             max_listen_streams_per_caller=max_listen_streams_per_caller,
+            announce=announce,
         )
 
     def install(self, server: Server[Any]) -> None:
