@@ -124,6 +124,7 @@ def run_serve(args: argparse.Namespace) -> int:
         callers=callers,
         max_listen_streams=limits.max_listen_streams,
         max_listen_streams_per_caller=limits.max_listen_streams_per_caller,
+        announce=frozenset({"prompts"} if args.prompts else ()),  # the prompts are made from the catalog
     )
     live.install(server)
     if address is None:
