@@ -14,7 +14,11 @@ import anyio
 import pytest
 from starlette.types import Message, Receive, Scope, Send
 
+from skillwire.server.extension import SkillsExtension
+from skillwire.server.prompts import SkillPrompts
 from skillwire.service.budget import ByteBudget, ReadBudget
+from skillwire.service.run import build_server, file_reads
+from tests.support.servers import EXAMPLE_SKILLS
 
 MIB = 1024 * 1024
 
@@ -115,3 +119,76 @@ async def test_a_read_that_finds_no_room_in_time_is_answered_503_for_its_own_id(
     assert answer["error"]["code"] == -32603
     assert budget.busy == 1
     assert budget.large.used == 0
+
+
+def _request(request_id: int, method: str, params: dict[str, object]) -> Receive:
+    """A connection that sends one request and then waits."""
+    body = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}).encode()
+    pending: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def receive() -> Message:
+        if pending:
+            return pending.pop(0)
+        await anyio.Event().wait()
+        return {"type": "http.disconnect"}
+
+    return receive
+
+
+@pytest.mark.parametrize("prompts", [True, False])
+@pytest.mark.anyio
+async def test_a_prompt_get_waits_for_room_as_a_read_of_its_skill_md_does(prompts: bool) -> None:
+    """skillwire choice (issue 22): with `serve --prompts`, prompts/get answers with a SKILL.md's bytes, so it takes
+    room in the same budget as resources/read of that file; a server without prompts sizes no prompts/get."""
+    extension = SkillsExtension.from_paths([EXAMPLE_SKILLS])
+    server = build_server(extension)
+    if prompts:
+        SkillPrompts(extension).install(server)
+    asked: list[str] = []
+
+    async def size_of(uri: str) -> int:
+        asked.append(uri)
+        return 2 * MIB
+
+    holding = anyio.Event()
+    done = anyio.Event()
+    reached: list[int] = []
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        reached.append(json.loads((await receive())["body"])["id"])
+        holding.set()
+        await done.wait()
+
+    budget = ReadBudget(
+        app,
+        size_of,
+        mcp_path="/mcp",
+        large=ByteBudget(3 * MIB),
+        small=ByteBudget(3 * MIB),
+        wait=0.05,
+        reads=file_reads(server),
+    )
+    sent: list[Message] = []
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as group:
+            group.start_soon(budget, _scope(), _client(1), _nowhere)
+            await holding.wait()
+            got = _request(2, "prompts/get", {"name": "acme:billing:refunds"})
+            if prompts:
+                await budget(_scope(), got, send)
+            else:
+                group.start_soon(budget, _scope(), got, send)
+                await anyio.wait_all_tasks_blocked()
+            done.set()
+    if prompts:
+        assert asked == ["skill://big/data.bin", "skill://acme/billing/refunds/SKILL.md"]
+        assert sent[0]["status"] == 503
+        assert json.loads(sent[1]["body"])["id"] == 2
+        assert reached == [1]
+    else:
+        assert asked == ["skill://big/data.bin"]
+        assert reached == [1, 2]

@@ -113,7 +113,12 @@ def run_serve(args: argparse.Namespace) -> int:
     server = build_server(extension, instructions=instructions)
     if tools is not None:
         tools.install(server)
-    announce = frozenset(kind for kind, on in (("tools", args.tools),) if on)  # made from the catalog: news too
+    if args.prompts:
+        from skillwire.server.prompts import SkillPrompts
+
+        SkillPrompts(extension).install(server)
+    # Tool answers and prompts are made from the catalog: a change of a caller's view is news for them too.
+    announce = frozenset(kind for kind, on in (("tools", args.tools), ("prompts", args.prompts)) if on)
     live = LiveReload(
         extension.service,
         watch=args.watch,

@@ -71,6 +71,12 @@ def add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: 
         "clients that call tools but do not speak the Skills extension",
     )
     serve.add_argument(
+        "--prompts",
+        action="store_true",
+        help="also offer each skill as an MCP prompt (clients show them as slash commands): prompts/get gives the "
+        "SKILL.md, stated as coming from this server",
+    )
+    serve.add_argument(
         "--instructions",
         metavar="TEXT|auto",
         help="server instructions for the model; 'auto' says the server has skills and how to find them",

@@ -143,15 +143,15 @@ class SkillsExtension(Extension):
         lowlevel.middleware.append(self._middleware)
 
     def _answer(self, method: str, handler: RequestHandler) -> RequestHandler:
-        """`handler` contained (`_contained`), answering only requests that came through this extension's middleware:
+        """`handler` contained (`contained`), answering only requests that came through this extension's middleware:
         a server that has the methods but not the read path fails its first request, saying what to add."""
-        contained = _contained(method, handler)
+        contained_handler = contained(method, handler)
 
         async def answer(ctx: ServerRequestContext[Any, Any], params: Any) -> HandlerResult:
             if _ROUTED_BY.get() is not self:
                 logger.error("cannot answer %s: %s", method, _HALF_WIRED)
                 raise MCPError(INTERNAL_ERROR, f"Internal error while answering {method}; see the server log")
-            return await contained(ctx, params)
+            return await contained_handler(ctx, params)
 
         return answer
 
@@ -227,7 +227,7 @@ class SkillsExtension(Extension):
         return result
 
 
-def _contained(method: str, handler: RequestHandler) -> RequestHandler:
+def contained(method: str, handler: RequestHandler) -> RequestHandler:
     """`handler`, answering -32603 with a generic message for any failure that is not already a protocol error."""
 
     async def answer(ctx: ServerRequestContext[Any, Any], params: Any) -> HandlerResult:

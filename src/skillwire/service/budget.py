@@ -3,12 +3,12 @@
 A read holds its file several times over while the answer is built (raw bytes, text or base64, the JSON body)
 and the body until the client has taken it: forty clients that asked for a 15 MiB file and read nothing took a
 server from 74 to 877 MB. `ReadBudget` looks at each MCP POST before it is dispatched (after authentication:
-`run.http_app` installs it inside the auth middleware): a `resources/read` of a file the caller may see (a
-read-cache hit too), or a `tools/call` of `read_skill` or `read_skill_file` (`serve --tools`; charged for each
-copy of the file its answer holds: `server.tools.file_read`), waits until the file's size fits in the budget and
-holds it until the answer's last byte is with the kernel, or the connection is gone. The connection's writer
-(`connections.py`) returns from the final send only then, and resets a client that takes nothing for the write
-timeout, so a client that never reads holds its share for that long and no longer.
+`run.http_app` installs it inside the auth middleware): a request that reads a file the caller may see (a
+`resources/read`, a read-cache hit too; with `serve --prompts` a `prompts/get`; with `serve --tools` a `tools/call` of
+`read_skill` or `read_skill_file`, charged for each copy of the file its answer holds) waits until the file's size
+fits in the budget and holds it until the answer's last byte is with the kernel, or the connection is gone. The
+connection's writer (`connections.py`) returns from the final send only then, and resets a client that takes
+nothing for the write timeout, so a client that never reads holds its share for that long and no longer.
 
 Files of `LARGE_READ_BYTES` and up share one budget (`large`), smaller files another (`small`), so reads of large
 files never hold up small ones. A read that finds no room within `wait` seconds is answered HTTP 503 with
@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 import anyio
 from starlette.responses import JSONResponse
@@ -31,9 +32,7 @@ from skillwire.core.errors import InvalidSkillUri
 from skillwire.core.uri import canonical_uri
 from skillwire.core.wire import INTERNAL_ERROR, error_body, request_id_of
 from skillwire.server.defaults import LARGE_READ_BYTES
-from skillwire.server.tools import file_read
 
-_READS = (b"resources/read", b"read_skill")  # what a body that reads a file holds (read_skill_file too)
 _MAX_PEEK = 4 * 1024 * 1024  # the SDK's own body limit; anything larger is passed on for it to refuse
 RETRY_AFTER_S = 5
 
@@ -100,6 +99,27 @@ FileSize = Callable[[str], Awaitable[int | None]]
 """The size of the file served at a canonical skill:// URI to the current caller, or None if none is (a file the
 caller may not see is None, as a missing one: the budget must not tell them apart)."""
 
+FileRead = tuple[str, int]
+"""What a request reads: the canonical skill:// URI of the file, and how many copies of its bytes the answer holds."""
+
+ReadTarget = Callable[[Mapping[str, Any]], FileRead | None]
+"""The file a request's params ask to read (None: it reads none, or names no valid URI)."""
+
+
+def resource_read(params: Mapping[str, Any]) -> FileRead | None:
+    """`resources/read`: the file at `uri`, once."""
+    uri = params.get("uri")
+    if not isinstance(uri, str):
+        return None
+    try:
+        return canonical_uri(uri), 1
+    except InvalidSkillUri:
+        return None
+
+
+RESOURCE_READS: Mapping[str, ReadTarget] = {"resources/read": resource_read}
+"""The requests that read a file, by method: `resources/read` (others are added where they are served)."""
+
 
 class ReadBudget:
     """ASGI middleware: an MCP request reading files waits for room in a budget and holds it until answered."""
@@ -113,8 +133,12 @@ class ReadBudget:
         large: ByteBudget,
         small: ByteBudget,
         wait: float,
+        reads: Mapping[str, ReadTarget] = RESOURCE_READS,
     ) -> None:
+        """`reads`: the methods that read a file and which file each reads (`run.file_reads` adds prompts, tools)."""
         self.app = app
+        self.reads = dict(reads)
+        self._markers = tuple(method.encode() for method in self.reads)
         self.size_of = size_of
         self.mcp_path = mcp_path
         self.large = large
@@ -145,7 +169,7 @@ class ReadBudget:
         async def replay() -> Message:
             return messages.pop(0) if messages else await receive()
 
-        reads = peeked <= _MAX_PEEK and any(marker in body for marker in _READS)
+        reads = peeked <= _MAX_PEEK and any(marker in body for marker in self._markers)
         parsed = _parse(body) if reads else None
         size = await self._read_bytes(parsed) if parsed is not None else 0
         if size == 0:
@@ -197,7 +221,11 @@ class ReadBudget:
         """Bytes of files the JSON-RPC message (or batch) `parsed` asks to read; 0 if none."""
         total = 0
         for message in parsed if isinstance(parsed, list) else [parsed]:
-            read = _file_read(message)
+            if not isinstance(message, dict):
+                continue
+            method, params = message.get("method"), message.get("params")
+            target = self.reads.get(method) if isinstance(method, str) else None
+            read = target(params) if target is not None and isinstance(params, dict) else None
             if read is None:
                 continue
             uri, copies = read
@@ -205,24 +233,6 @@ class ReadBudget:
             if size is not None:
                 total += max(1, size) * copies
         return total
-
-
-def _file_read(message: object) -> tuple[str, int] | None:
-    """The canonical URI of the file a JSON-RPC request reads, and the copies of it its answer holds; None if none."""
-    if not isinstance(message, dict):
-        return None
-    params = message.get("params")
-    if not isinstance(params, dict):
-        return None
-    if message.get("method") == "tools/call":
-        return file_read(params.get("name"), params.get("arguments"))
-    uri = params.get("uri")
-    if message.get("method") != "resources/read" or not isinstance(uri, str):
-        return None
-    try:
-        return canonical_uri(uri), 1
-    except InvalidSkillUri:
-        return None
 
 
 def _parse(body: bytes) -> object:

@@ -70,6 +70,8 @@ METHODS = frozenset(
         "resources/directory/read",
         "resources/templates/list",
         "subscriptions/listen",
+        "prompts/list",
+        "prompts/get",
     }
 )
 """The `method` label's values; any other method is counted as "other" (a client chooses method names)."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any, cast
 
@@ -30,7 +30,9 @@ from starlette.types import ASGIApp
 from skillwire.core.scopes import CallerResolver
 from skillwire.core.version import __version__
 from skillwire.server.extension import SkillsExtension
+from skillwire.server.prompts import PROMPTS_GET, skill_uri_of
 from skillwire.server.skill_service import SkillService
+from skillwire.server.tools import file_read
 from skillwire.service.auth import (
     AuthConfig,
     CompositeVerifier,
@@ -39,7 +41,7 @@ from skillwire.service.auth import (
     is_operator,
     metadata_routes,
 )
-from skillwire.service.budget import ByteBudget, FileSize, ReadBudget
+from skillwire.service.budget import RESOURCE_READS, ByteBudget, FileRead, FileSize, ReadBudget, ReadTarget
 from skillwire.service.catalog_page import catalog_routes
 from skillwire.service.connections import guarded_protocol, throttled_resource_errors
 from skillwire.service.guard import HostOriginGuard, HostPolicy
@@ -144,6 +146,7 @@ def http_app(
             large=ByteBudget(limits.read_budget),
             small=ByteBudget(limits.read_budget),
             wait=limits.read_wait,
+            reads=file_reads(server),
         )
     if auth is not None:
         install(app, auth, verifier or build_verifier(auth), open_paths=PROBE_PATHS, operator_paths=OPERATOR_PATHS)
@@ -165,6 +168,27 @@ def guarded_app(
     if replica is not None:
         guarded = ReplicaSessions(guarded, replica=replica, mcp_path=MCP_PATH)
     return HostOriginGuard(guarded, policy)
+
+
+def file_reads(server: Server[Any]) -> dict[str, ReadTarget]:
+    """The requests `server` answers with a file's bytes, for the read budget: `resources/read`, `prompts/get` when it
+    serves skills as prompts (`server/prompts.py`), and `tools/call` of the reading tools when it serves tools
+    (`server/tools.py`)."""
+    reads = dict(RESOURCE_READS)
+    if server.get_request_handler(PROMPTS_GET) is not None:
+        reads[PROMPTS_GET] = _prompt_read
+    if server.get_request_handler("tools/call") is not None:
+        reads["tools/call"] = _tool_read
+    return reads
+
+
+def _prompt_read(params: Mapping[str, Any]) -> FileRead | None:
+    uri = skill_uri_of(params.get("name"))
+    return None if uri is None else (uri, 1)
+
+
+def _tool_read(params: Mapping[str, Any]) -> FileRead | None:
+    return file_read(params.get("name"), params.get("arguments"))
 
 
 def _sized_for_caller(service: SkillService, callers: CallerResolver | None) -> FileSize:
