@@ -14,23 +14,11 @@
 //    errors: {name: {code, message}}, reads: {uri: text}, changed: [name] | null, failures: [{step, name?, error}]}
 // and exits 0 whether or not there were failures (the test asserts on them); 2 when it cannot connect at all.
 
-import { readFileSync, writeFileSync } from 'node:fs';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { writeFileSync } from 'node:fs';
+import { Client } from '@modelcontextprotocol/client';
+import { clientPackage, transportFor, versionNegotiation } from './interop-common.mjs';
 
-const MODERN = '2026-07-28';
 const config = JSON.parse(process.argv[2]);
-const clientPackage = JSON.parse(
-  readFileSync(new URL('./node_modules/@modelcontextprotocol/client/package.json', import.meta.url), 'utf8'),
-);
-
-function transportFor(config) {
-  if (config.transport === 'http') {
-    const headers = config.token ? { Authorization: `Bearer ${config.token}` } : {};
-    return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers } });
-  }
-  return new StdioClientTransport({ command: config.command, args: config.args, env: process.env, stderr: 'pipe' });
-}
 
 function describe(error) {
   return `${error?.name ?? 'Error'}: ${error?.message ?? String(error)}`;
@@ -52,7 +40,7 @@ async function main() {
   const seenChange = new Promise((resolve) => {
     changed = resolve;
   });
-  const options = { versionNegotiation: { mode: config.era === 'modern' ? { pin: MODERN } : 'legacy' } };
+  const options = { versionNegotiation: versionNegotiation(config.era) };
   if (config.watch) {
     options.listChanged = {
       prompts: {

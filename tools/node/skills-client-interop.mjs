@@ -12,21 +12,11 @@
 //    directoryFiles: [uri], failures: [{step, uri, error}]}
 // and exits 0 whether or not there were failures (the test asserts on them); 2 when it cannot connect at all.
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client } from '@modelcontextprotocol/client';
 import { DIRECTORY_MIME_TYPE, SkillsClient } from '@modelcontextprotocol/client/ext/skills';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { clientPackage, transportFor, versionNegotiation } from './interop-common.mjs';
 
-const MODERN = '2026-07-28';
 const config = JSON.parse(process.argv[2]);
-const clientPackage = JSON.parse(
-  readFileSync(new URL('./node_modules/@modelcontextprotocol/client/package.json', import.meta.url), 'utf8'),
-);
-
-function transportFor(config) {
-  if (config.transport === 'http') return new StreamableHTTPClientTransport(new URL(config.url));
-  return new StdioClientTransport({ command: config.command, args: config.args, env: process.env, stderr: 'pipe' });
-}
 
 function describe(error) {
   const reason = error?.reason ? ` [${error.reason}]` : '';
@@ -51,8 +41,7 @@ async function walkDirectory(skills, uri, found, failures, depth = 0) {
 }
 
 async function main() {
-  const versionNegotiation = { mode: config.era === 'modern' ? { pin: MODERN } : 'legacy' };
-  const client = new Client({ name: 'skillwire-interop', version: '0' }, { versionNegotiation });
+  const client = new Client({ name: 'skillwire-interop', version: '0' }, { versionNegotiation: versionNegotiation(config.era) });
   const summary = {
     client: `@modelcontextprotocol/client ${clientPackage.version} SkillsClient`,
     protocolVersion: null,

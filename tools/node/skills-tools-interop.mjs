@@ -13,23 +13,10 @@
 //    binary: [uri], failures: [{step, uri, error}]}
 // and exits 0 whether or not there were failures (the test asserts on them); 2 when it cannot connect at all.
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { Client } from '@modelcontextprotocol/client';
+import { clientPackage, transportFor, versionNegotiation } from './interop-common.mjs';
 
-const MODERN = '2026-07-28';
 const config = JSON.parse(process.argv[2]);
-const clientPackage = JSON.parse(
-  readFileSync(new URL('./node_modules/@modelcontextprotocol/client/package.json', import.meta.url), 'utf8'),
-);
-
-function transportFor(config) {
-  if (config.transport === 'http') {
-    const headers = config.token ? { Authorization: `Bearer ${config.token}` } : {};
-    return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers } });
-  }
-  return new StdioClientTransport({ command: config.command, args: config.args, env: process.env, stderr: 'pipe' });
-}
 
 function describe(error) {
   return `${error?.name ?? 'Error'}: ${error?.message ?? String(error)}`;
@@ -46,8 +33,7 @@ async function call(client, name, args) {
 }
 
 async function main() {
-  const versionNegotiation = { mode: config.era === 'modern' ? { pin: MODERN } : 'legacy' };
-  const client = new Client({ name: 'skillwire-tools-interop', version: '0' }, { versionNegotiation });
+  const client = new Client({ name: 'skillwire-tools-interop', version: '0' }, { versionNegotiation: versionNegotiation(config.era) });
   const summary = {
     client: `@modelcontextprotocol/client ${clientPackage.version} Client (tools)`,
     protocolVersion: null,
