@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from skillwire.cli.catalog_warnings import FolderRoots, catalog_warnings
 from skillwire.cli.formats import Annotation, github_command
 from skillwire.cli.main import main
 from skillwire.cli.serve import print_summary
@@ -138,14 +139,18 @@ def test_a_failed_command_is_a_github_error_annotation(tmp_path: Path, capsys: p
 
 
 def test_serve_summary_warns_about_duplicate_names(mixed: Path) -> None:
-    """The start summary names every skill that shares a name (before: nothing was said)."""
+    """The start summary names every skill that shares a name (before: nothing was said), grouped by rule."""
     import io
 
     out = io.StringIO()
-    print_summary(FolderSource([mixed]).scan(), out)
+    catalog = FolderSource([mixed]).scan()
+    print_summary(catalog, out, warnings=catalog_warnings(catalog, FolderRoots([str(mixed)])))
     assert (
-        "skillwire: warning: the name 'pdf' is used by 2 skills: skill://acme/pdf/SKILL.md, skill://globex/pdf/SKILL.md"
-    ) in out.getvalue()
+        "skillwire: 1 warning (served, but hosts may read them differently):\n  [duplicate-name] 1\n" in out.getvalue()
+    )
+    assert (
+        f"the name 'pdf' is used by 2 skills: {mixed}/acme/pdf/SKILL.md, {mixed}/globex/pdf/SKILL.md" in out.getvalue()
+    )
 
 
 def test_serve_summary_in_github_format_goes_to_stderr(mixed: Path) -> None:

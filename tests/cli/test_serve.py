@@ -16,6 +16,7 @@ import pytest
 
 from skillwire.cli.main import main
 from tests.support.servers import http_server, serve_command
+from tests.support.skills import write_skill
 
 RUN_TIMEOUT_S = 60.0
 
@@ -101,6 +102,24 @@ def test_an_address_that_cannot_be_bound_is_one_error_line(tree: Path) -> None:
     assert run.returncode == 1, run.stderr
     assert f"skillwire: error: cannot listen on {address}" in run.stderr, run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_a_port_in_use_is_said_at_once_before_anything_is_scanned(tmp_path: Path) -> None:
+    """Before, a busy port was reported after the whole index was built (and its summary printed). The port is
+    bound first: one line saying which port, that it is in use and what to do; exit 1 (a failure, `cli/errors.py`),
+    and nothing scanned or printed before it."""
+    for i in range(300):
+        write_skill(tmp_path / "skills", f"team-{i % 10}/skill-{i:03d}")
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        run = _serve(str(tmp_path / "skills"), "--http", f"127.0.0.1:{port}", "--no-watch", cwd=tmp_path)
+    assert run.returncode == 1, run.stderr
+    assert run.stderr.splitlines() == [
+        f"skillwire: error: cannot listen on 127.0.0.1:{port}: port {port} is in use (another process listens on "
+        "it); stop that process, or choose another port (--http 127.0.0.1:0 picks a free one)"
+    ]
 
 
 @pytest.mark.parametrize("watch", [[], ["--no-watch"]], ids=["watching", "no-watch"])

@@ -22,6 +22,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from skillwire.cli.catalog_warnings import FolderRoots
 from skillwire.cli.main import main
 from skillwire.cli.output import SafeFormatter
 from skillwire.cli.serve import print_summary
@@ -238,7 +239,7 @@ def test_validate_json_is_exact_and_terminal_safe(hostile_tree: Path, capsys: py
 
 def test_validate_colour_is_ours_and_names_are_escaped(hostile_tree: Path) -> None:
     """With colour on, the only escape sequences written are our own SGR codes around escaped names."""
-    report = build_report(FolderSource([hostile_tree]).scan(), [hostile_tree], [])
+    report = build_report(FolderSource([hostile_tree]).scan(), FolderRoots([str(hostile_tree)]), [])
     out = io.StringIO()
     print_human(report, out, colour=True, verbose=True)
     text = out.getvalue()

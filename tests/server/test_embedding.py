@@ -113,8 +113,24 @@ async def test_a_duplicate_name_is_logged_once_by_the_service_naming_both_skills
         first = [r.getMessage() for r in caplog.records if r.name == SERVICE_LOG]
         skills.service.swap(MemorySource({**files, "team-c/pdf/SKILL.md": skill_md("pdf")}).scan())
         second = [r.getMessage() for r in caplog.records if r.name == SERVICE_LOG][len(first) :]
-    assert first == ["the name 'pdf' is used by 2 skills: skill://team-a/pdf/SKILL.md, skill://team-b/pdf/SKILL.md"]
+    seen = "; a host that keys skills by name sees only one"
+    assert first == [
+        "the name 'pdf' is used by 2 skills: skill://team-a/pdf/SKILL.md, skill://team-b/pdf/SKILL.md" + seen
+    ]
     assert second == [
         "the name 'pdf' is used by 3 skills: "
-        "skill://team-a/pdf/SKILL.md, skill://team-b/pdf/SKILL.md, skill://team-c/pdf/SKILL.md"
+        "skill://team-a/pdf/SKILL.md, skill://team-b/pdf/SKILL.md, skill://team-c/pdf/SKILL.md" + seen
     ]
+
+
+async def test_many_new_duplicate_names_are_logged_as_a_few_lines_and_a_count(caplog: pytest.LogCaptureFixture) -> None:
+    """skillwire choice (issue 22): a change that brings 20 shared names at once logs three of them and one line
+    counting the rest (before: one line each, ~80 KB of stderr on a large collection)."""
+    skills = extension()
+    shared = {f"{team}/name-{i:02d}/SKILL.md": skill_md(f"name-{i:02d}") for team in ("a", "b") for i in range(20)}
+    with caplog.at_level(logging.WARNING, logger=SERVICE_LOG):
+        skills.service.swap(MemorySource(shared).scan())
+    said = [r.getMessage() for r in caplog.records if r.name == SERVICE_LOG]
+    assert len(said) == 4, said
+    assert said[0].startswith("the name 'name-00' is used by 2 skills: skill://a/name-00/SKILL.md")
+    assert said[3] == "and 17 more names used by several skills each"

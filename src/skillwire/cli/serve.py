@@ -1,36 +1,57 @@
 """`skillwire serve`: what the command does once its options are parsed (its options are `cli/source_options.py`).
 
-It opens the sources, prints what is served and refused (`print_summary`), checks the exposure rules, and serves
-stdio or streamable HTTP until stopped. Heavy imports stay inside `run_serve`: `skillwire --help` loads none.
+It checks the exposure rules and binds the HTTP port (a port in use is said before anything is scanned), opens the
+sources, prints what is served and refused (`print_summary`), and serves stdio or streamable HTTP until stopped;
+meanwhile a thread says what `validate` would warn about (`catalog_warnings`, grouped by rule). Everything goes to
+stderr through `bounded_stderr`. Heavy imports stay inside `run_serve`: `skillwire --help` loads none.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
+import io
 import logging
+import socket
 import sys
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from skillwire.cli.errors import CliError, UsageError, nothing_found
 from skillwire.cli.formats import emit
 from skillwire.cli.output import PROG, err, say
-from skillwire.core.catalog import Catalog, Refusal
+from skillwire.core.catalog import Catalog
+from skillwire.core.lint import LintWarning
 
 if TYPE_CHECKING:
+    from skillwire.cli.catalog_warnings import FolderRoots
     from skillwire.server.extension import SkillsExtension
+    from skillwire.server.portability import PortabilityCheck
     from skillwire.server.tool_set import ToolSet
     from skillwire.service.auth import AuthConfig
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    """`skillwire serve`: open the sources, print what is served, and serve stdio or HTTP until stopped."""
+    """`skillwire serve`: open the sources, print what is served, and serve stdio or HTTP until stopped.
+
+    Everything it writes to stderr goes through `bounded_stderr`: a host that never reads stderr still gets answers.
+    """
+    from skillwire.cli.bounded_stderr import bounded_stderr
+
+    with bounded_stderr(), contextlib.ExitStack() as cleanup:
+        return _serve(args, cleanup)
+
+
+def _serve(args: argparse.Namespace, cleanup: contextlib.ExitStack) -> int:
     import anyio
 
+    from skillwire.cli.catalog_warnings import FolderRoots
     from skillwire.cli.progress import ProgressBar
     from skillwire.core.errors import SpecError
     from skillwire.server.extension import SkillsExtension
+    from skillwire.server.portability import PortabilityCheck
     from skillwire.server.skill_service import ServeOptions, SkillService
     from skillwire.service.guard import HostPolicy, bind_refusal
     from skillwire.service.limits import ServeLimits
@@ -73,6 +94,10 @@ def run_serve(args: argparse.Namespace) -> int:
         args.paths.append(f"packages:{args.packages}")
     if not args.paths:
         args.usage_error("name a SOURCE to serve (a folder of skills, KIND:TARGET) or --packages")
+    sock = None
+    if address is not None:  # before anything is scanned: a port in use is said at once, as the only line
+        sock = _bound(args.http, *address, bind)
+        cleanup.callback(sock.close)
     progress = ProgressBar(sys.stderr) if not args.quiet and sys.stderr.isatty() else None
     try:
         kept = SourceOptions(
@@ -88,18 +113,21 @@ def run_serve(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
     if args.rollout_plan is not None:
         source = _planned(source, args.rollout_plan)
+    roots = FolderRoots(args.paths)
+    check = PortabilityCheck(roots.shown)  # --strict-portable: the skills it warns about are refused instead
+    screen = check.screen if args.strict_portable else None
     with _held_back(logging.getLogger(SkillService.__module__)):  # its duplicate-name lines go in the summary
-        extension = SkillsExtension(SkillService(source, options), callers=callers)
+        extension = SkillsExtension(SkillService(source, options, screen=screen), callers=callers)
     catalog = extension.service.catalog
     nothing = nothing_found(catalog, args.paths)
     if nothing is not None:
         raise nothing
-    if not args.quiet and args.format == "text":
-        print_summary(catalog, sys.stderr, duplicates=extension.service.duplicate_warnings)
-    elif not args.quiet:  # validate's report (schema, annotations), on stderr: stdout may be the MCP channel
-        from skillwire.cli.validate import serve_report
-
-        emit(args.format, serve_report(catalog, args.paths), out=sys.stderr)
+    if not args.quiet and args.format == "text":  # on stderr: stdout may be the MCP channel
+        print_summary(catalog, sys.stderr, verbose=args.verbose)
+    if not args.quiet:  # then what validate warns about, said while serving (it reads every SKILL.md again)
+        warned = threading.Thread(target=_warn, args=(args, catalog, roots, check), name="start-warnings", daemon=True)
+        warned.start()
+        cleanup.callback(warned.join)  # said before the command ends, however soon that is
     if not args.quiet and extension.service.restored:
         where = args.digest_cache or "the gateway cache"
         err(f"{PROG}: restored from {where}; checking the sources in the background")
@@ -138,18 +166,13 @@ def run_serve(args: argparse.Namespace) -> int:
             anyio.run(lambda: serve_stdio(server, live=live))
         return 0
     host, port = address
-    try:
-        sock = bind(host, port)
-    except OSError as error:
-        raise CliError(f"cannot listen on {args.http}: {error.strerror or error}") from None
-
+    assert sock is not None
     auth = _auth_config(args, resource=(args.public_url + MCP_PATH) if args.public_url else url_for(sock))
 
     try:
         port = sock.getsockname()[1]
         hosts = HostPolicy.for_bind(host, port, public_url=args.public_url, allowed_hosts=args.allowed_host)
     except ValueError as error:
-        sock.close()
         raise CliError(str(error)) from None
 
     def ready(url: str) -> None:
@@ -198,6 +221,43 @@ def _tools(args: argparse.Namespace, extension: SkillsExtension) -> ToolSet | No
     from skillwire.server.tools import READ_SKILL, SkillTools
 
     return ToolSet([SkillTools(extension), SkillSearch(extension, read_tool=READ_SKILL)])
+
+
+def _warn(args: argparse.Namespace, catalog: Catalog, roots: FolderRoots, check: PortabilityCheck) -> None:
+    """Say what `validate` would warn about `catalog` (by its own function, `catalog_warnings`): grouped by rule
+    as text, or validate's whole report as JSON or annotations; in one write, so log lines cannot cut into it."""
+    from skillwire.cli.catalog_warnings import catalog_warnings
+    from skillwire.cli.validate import ValidateReport, build_report
+
+    try:
+        warnings = catalog_warnings(catalog, roots, check)
+        said = io.StringIO()
+        if args.format == "text":
+            print_warnings(warnings, said, verbose=args.verbose)
+        else:  # validate's report (schema, annotations)
+            emit(args.format, ValidateReport(build_report(catalog, roots, warnings)), out=said)
+        sys.stderr.write(said.getvalue())
+    except Exception as error:  # a thread's failure would otherwise be a traceback on stderr
+        logging.getLogger(__name__).error("the start warnings could not be made: %s: %s", type(error).__name__, error)
+
+
+def _bound(text: str, host: str, port: int, bind: Callable[[str, int], socket.socket]) -> socket.socket:
+    """The socket `--http TEXT` asks for, bound (not listening yet); CliError (exit 1) in one line saying what to do."""
+    try:
+        return bind(host, port)
+    except OSError as error:
+        if error.errno == errno.EADDRINUSE:
+            why = (
+                f"port {port} is in use (another process listens on it); stop that process, or choose another "
+                f"port (--http {host}:0 picks a free one)"
+            )
+        elif error.errno == errno.EACCES:
+            why = f"permission denied (port {port} needs privileges); choose a port above 1023"
+        elif error.errno == errno.EADDRNOTAVAIL:
+            why = f"{host} is not an address of this machine; use 127.0.0.1, 0.0.0.0 or one of its own addresses"
+        else:
+            why = str(error.strerror or error)
+        raise CliError(f"cannot listen on {text}: {why}") from None
 
 
 def _planned(source: Any, plan: str) -> Any:
@@ -276,16 +336,12 @@ def _held_back(logger: logging.Logger) -> Iterator[None]:
         logger.setLevel(level)
 
 
-def print_summary(catalog: Catalog, out: TextIO, *, duplicates: Sequence[str] | None = None) -> None:
-    """What is served and what was refused, for a person reading a terminal.
-
-    `duplicates`: the service's duplicate-name warnings (`SkillService.duplicate_warnings`; None: `catalog`'s,
-    found by the service's rule).
-    """
-    if duplicates is None:
-        from skillwire.server.skill_service import duplicate_name_warnings
-
-        duplicates = duplicate_name_warnings(catalog)
+def print_summary(
+    catalog: Catalog, out: TextIO, *, warnings: Sequence[LintWarning] = (), verbose: bool = False
+) -> None:
+    """What is served, what hosts may read differently (`warnings`: `cli.catalog_warnings`), and what was refused,
+    for a person reading a terminal. Warnings and refusals are grouped by rule, a few examples each (`verbose`:
+    every one)."""
     count = len(catalog)
     files = catalog.file_count
     say(f"{PROG}: serving {count} skill{'s' * (count != 1)} ({files} files)", file=out)
@@ -296,28 +352,41 @@ def print_summary(catalog: Catalog, out: TextIO, *, duplicates: Sequence[str] | 
         say(f"  {skill.uri:<{width}}  {len(skill.files):>3} {files_word}  {skill.total_size:>9,} bytes", file=out)
     if count > 50:
         say(f"  ... and {count - 50} more", file=out)
-    for line in duplicates:  # a host keying skills by name would see one of them
-        say(f"{PROG}: warning: {line}", file=out)
+    print_warnings(warnings, out, verbose=verbose)
     refused = [r for r in catalog.refusals if r.skill]
     skipped = [r for r in catalog.refusals if not r.skill]
     if refused:
         say(f"{PROG}: refused {len(refused)} skill{'s' * (len(refused) != 1)}:", file=out)
-        _print_grouped(refused, out)
+        _print_grouped([(r.rule, _where(r.path, r.line), r.message) for r in refused], out, verbose)
     if skipped:
         say(f"{PROG}: skipped {len(skipped)} path{'s' * (len(skipped) != 1)} outside any skill:", file=out)
-        _print_grouped(skipped, out)
+        _print_grouped([(r.rule, _where(r.path, r.line), r.message) for r in skipped], out, verbose)
     out.flush()
 
 
-def _print_grouped(refusals: Sequence[Refusal], out: TextIO, *, per_rule: int = 5) -> None:
-    """Refusals grouped by rule, most common first, a few examples each (hundreds stay readable)."""
-    by_rule: dict[str, list[Refusal]] = {}
-    for r in refusals:
-        by_rule.setdefault(r.rule, []).append(r)
+def print_warnings(warnings: Sequence[LintWarning], out: TextIO, *, verbose: bool = False) -> None:
+    """What is served but hosts may read differently (a host keying skills by name, one reading YAML 1.1), grouped
+    by rule as refusals are; nothing when there is nothing to say."""
+    if warnings:
+        n = len(warnings)
+        say(f"{PROG}: {n} warning{'s' * (n != 1)} (served, but hosts may read them differently):", file=out)
+        _print_grouped([(w.rule, _where(w.path, w.line, w.column), w.message) for w in warnings], out, verbose)
+
+
+def _where(path: str, line: int | None, column: int | None = None) -> str:
+    return path + (f":{line}" if line is not None else "") + (f":{column}" if line is not None and column else "")
+
+
+def _print_grouped(items: Sequence[tuple[str, str, str]], out: TextIO, verbose: bool, *, per_rule: int = 5) -> None:
+    """(rule, where, message) items grouped by rule, most common first, a few examples each (hundreds stay
+    readable; `verbose`: every one)."""
+    by_rule: dict[str, list[tuple[str, str]]] = {}
+    for rule, where, message in items:
+        by_rule.setdefault(rule, []).append((where, message))
     for rule, group in sorted(by_rule.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         say(f"  [{rule}] {len(group)}", file=out)
-        for r in group[:per_rule]:
-            where = f"{r.path}:{r.line}" if r.line is not None else r.path
-            say(f"    {where}: {r.message}", file=out)
-        if len(group) > per_rule:
-            say(f"    ... and {len(group) - per_rule} more (-v lists every one)", file=out)
+        shown = group if verbose else group[:per_rule]
+        for where, message in shown:
+            say(f"    {where}: {message}", file=out)
+        if len(group) > len(shown):
+            say(f"    ... and {len(group) - len(shown)} more (-v lists every one)", file=out)

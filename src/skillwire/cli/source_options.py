@@ -59,6 +59,7 @@ def add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: 
     )
     serve.add_argument("--quiet", action="store_true", help="print no summary")
     add_format_option(serve)  # of the start summary, on stderr
+    _strict_portable(serve)
     serve.add_argument(
         "--search-tool",
         action="store_true",
@@ -161,6 +162,7 @@ def add_validate(sub: argparse._SubParsersAction[argparse.ArgumentParser], commo
         "paths", nargs="+", metavar="SOURCE", help="a folder of skills or a skill folder; any SOURCE serve takes"
     )
     add_format_option(validate)
+    _strict_portable(validate)
     validate.set_defaults(func=_validate)
 
 
@@ -309,3 +311,12 @@ def _validate(args: argparse.Namespace) -> int:
     from skillwire.cli.validate import run_validate
 
     return run_validate(args)
+
+
+def _strict_portable(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--strict-portable",
+        action="store_true",
+        help="refuse a skill that has a portability warning (a value other hosts read differently) instead of "
+        "warning about it",
+    )

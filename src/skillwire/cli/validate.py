@@ -2,9 +2,9 @@
 
 SOURCE is anything `skillwire serve` takes (`sources.spec`: a folder, KIND:TARGET, PREFIX=SOURCE). Refusals come
 from the source's own scan, the very code `skillwire serve` runs (every source builds skills with the core rules
-of `skill_rules`); warnings come from `skillwire.core.lint`, on SKILL.md bytes read through the catalog. For folders,
-files a skill's folder holds but the server leaves out are reported too. Exit status: 0 when nothing would be
-refused (warnings alone are fine), 1 when something would be, 2 for usage errors.
+of `skill_rules`); warnings are `catalog_warnings`, the very function `skillwire serve` warns with at start.
+`--strict-portable` refuses a skill with a portability warning, as `serve --strict-portable` does. Exit status: 0
+when nothing would be refused (warnings alone are fine), 1 when something would be, 2 for usage errors.
 
 `--format json` prints one object, schema version 1 (stable: keys are only ever added):
 
@@ -18,38 +18,30 @@ refused (warnings alone are fine), 1 when something would be, 2 for usage errors
 from __future__ import annotations
 
 import argparse
-import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TextIO
 
+from skillwire.cli.catalog_warnings import FolderRoots, catalog_warnings
 from skillwire.cli.errors import UsageError, nothing_found
 from skillwire.cli.formats import Annotation, Level, emit, repo_path
 from skillwire.cli.output import Styled, Terminal
-from skillwire.core.catalog import Catalog, FileContent
+from skillwire.core.catalog import Catalog
 from skillwire.core.errors import SpecError
 from skillwire.core.fixes import FIXES
-from skillwire.core.lint import LintWarning, lint_skill_md
-from skillwire.core.skill_rules import shown_name
-from skillwire.sources.folder.source import FolderFile
-from skillwire.sources.ignore import IGNORE_FILE
+from skillwire.core.lint import LintWarning
+from skillwire.server.portability import PortabilityCheck
 from skillwire.sources.port import SourceOptions
-from skillwire.sources.safe_open import read_regular
-from skillwire.sources.spec import open_sources, parse_spec
-
-MAX_SKILL_MD_BYTES = 8 << 20  # a SKILL.md larger than this is not linted (the frontmatter sits at its start anyway)
+from skillwire.sources.spec import open_sources
 
 SCHEMA_VERSION = 1
-DUPLICATE_NAME = "duplicate-name"  # a warning: the spec allows it, hosts that key skills by name do not
-_QUIET = frozenset({IGNORE_FILE, ".gitkeep"})  # left out on purpose: saying so would be noise
 PER_GROUP = 3  # example paths shown per message without -v
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    roots = [Path(s.target) for s in map(parse_spec, args.paths) if s.kind == "folder"]
     try:  # project ignores: a repo's .venv and node_modules hold no skills
+        roots = FolderRoots(args.paths)
         source = open_sources(args.paths, SourceOptions(project_ignores=True))
     except SpecError as error:
         raise UsageError(str(error)) from None
@@ -57,8 +49,10 @@ def run_validate(args: argparse.Namespace) -> int:
     nothing = nothing_found(catalog, args.paths)
     if nothing is not None:
         raise nothing
-    warnings = duplicate_name_warnings(catalog, roots) + _lint_all(catalog, roots) + _not_served(catalog)
-    report = ValidateReport(build_report(catalog, roots, warnings))
+    check = PortabilityCheck(roots.shown)
+    if args.strict_portable:  # what serve --strict-portable would refuse, refused here too
+        catalog = check.screen(catalog)
+    report = ValidateReport(build_report(catalog, roots, catalog_warnings(catalog, roots, check)))
     emit(args.format, report, verbose=args.verbose)  # a reader that went away is told here, as main() expects
     return 1 if report.data["summary"]["refused"] else 0
 
@@ -89,35 +83,11 @@ class ValidateReport:
         print_human(self.data, out, colour=colour, verbose=verbose)
 
 
-def serve_report(catalog: Catalog, paths: Sequence[str]) -> ValidateReport:
-    """`serve --format json|github`'s start summary: validate's report of what is served, refused and duplicated."""
-    roots = [Path(p) for p in paths]
-    return ValidateReport(build_report(catalog, roots, duplicate_name_warnings(catalog, roots)))
-
-
-def duplicate_name_warnings(catalog: Catalog, roots: Sequence[Path]) -> list[LintWarning]:
-    """One warning per name that several served skills share, naming every one of their SKILL.md paths."""
-    out = []
-    for name, uris in catalog.duplicate_names().items():
-        paths = [_shown(catalog, uri, roots) for uri in uris]
-        out.append(
-            LintWarning(
-                path=paths[0],
-                line=None,
-                column=None,
-                rule=DUPLICATE_NAME,
-                message=f"the name '{name}' is used by {len(paths)} skills: {', '.join(paths)}; "
-                "a host that keys skills by name sees only one",
-                fix="rename all but one of them (the folder and its 'name'), or serve them from separate servers",
-            )
-        )
-    return out
-
-
-def build_report(catalog: Catalog, roots: Sequence[Path], warnings: Sequence[LintWarning]) -> dict[str, Any]:
-    """The JSON report (schema version 1) for a scanned catalog and its lint warnings."""
+def build_report(catalog: Catalog, roots: FolderRoots, warnings: Sequence[LintWarning]) -> dict[str, Any]:
+    """The JSON report (schema version 1) for a scanned catalog and its warnings (`catalog_warnings`); `serve
+    --format json|github` prints it too."""
     skills = [
-        {"uri": s.uri, "path": _shown(catalog, s.uri, roots), "files": len(s.files), "size": s.total_size}
+        {"uri": s.uri, "path": roots.shown(catalog, s.uri), "files": len(s.files), "size": s.total_size}
         for s in catalog.skills
     ]
     refused = [
@@ -126,7 +96,7 @@ def build_report(catalog: Catalog, roots: Sequence[Path], warnings: Sequence[Lin
             "line": r.line,
             "rule": r.rule,
             "message": r.message,
-            "fix": FIXES.get(r.rule),
+            "fix": r.fix or FIXES.get(r.rule),
             "skill": r.skill,
         }
         for r in catalog.refusals
@@ -144,109 +114,6 @@ def build_report(catalog: Catalog, roots: Sequence[Path], warnings: Sequence[Lin
         "ok": n_refused == 0,
     }
     return {"version": SCHEMA_VERSION, "skills": skills, "refused": refused, "warnings": warned, "summary": summary}
-
-
-def _lint_all(catalog: Catalog, roots: Sequence[Path]) -> list[LintWarning]:
-    """Lint every served SKILL.md, and the SKILL.md of every skill refused for its frontmatter or name."""
-    targets: list[tuple[FileContent, str]] = []  # (how to read it, path to show)
-    for skill in catalog.skills:
-        served = catalog.file(skill.uri)
-        if served is not None:
-            targets.append((served.content, _shown(catalog, skill.uri, roots)))
-    for refusal in catalog.refusals:  # a refused skill in a folder: its SKILL.md is read from where it was found
-        if refusal.skill and os.path.basename(refusal.path) == "SKILL.md" and _in_any(refusal.path, roots):
-            targets.append((_AnyFile(refusal.path), refusal.path))
-    out: list[LintWarning] = []
-    for content, shown in targets:
-        # the file may have been swapped for a FIFO or a device since the scan: never wait, never over-read
-        raw = content.read(MAX_SKILL_MD_BYTES)
-        if raw is None or len(raw) > MAX_SKILL_MD_BYTES:
-            continue
-        out.extend(lint_skill_md(raw, path=shown))
-    return out
-
-
-def _not_served(catalog: Catalog) -> list[LintWarning]:
-    """Files and folders inside served skills that the server leaves out (built-in ignores, .skillwireignore).
-
-    The catalog is the truth: whatever is on disk under a skill's folder but in no manifest is not served, so no
-    ignore rule is restated here. A `.gitkeep` (and a folder holding nothing else) is left out on purpose: no
-    warning for it.
-    """
-    served: set[str] = set()
-    skill_dirs: set[str] = set()
-    for skill in catalog.skills:
-        for f in skill.files:
-            entry = catalog.file(f.uri)
-            if entry is not None and isinstance(entry.content, FolderFile):
-                served.add(entry.content.path)
-                if f.rel_path == "SKILL.md":
-                    skill_dirs.add(os.path.dirname(entry.content.path))
-    out: list[LintWarning] = []
-    seen: set[str] = set()
-    for top in sorted(skill_dirs):
-        for folder, dirs, files in os.walk(top):
-            for name in list(dirs):
-                path = os.path.join(folder, name)
-                if not any(s.startswith(path + os.sep) for s in served) and path not in seen:
-                    dirs.remove(name)
-                    seen.add(path)
-                    if not _only_placeholders(path):
-                        out.append(_ignored(path + os.sep, "folder"))
-            for name in files:
-                path = os.path.join(folder, name)
-                if name not in _QUIET and path not in served and path not in seen and not os.path.islink(path):
-                    seen.add(path)
-                    out.append(_ignored(path, "file"))
-    return out
-
-
-def _only_placeholders(folder: str) -> bool:
-    """True if `folder` holds no file but `.gitkeep` placeholders (at any depth): nothing anyone meant to serve."""
-    return all(name in _QUIET for _, _, files in os.walk(folder) for name in files)
-
-
-def _ignored(path: str, kind: str) -> LintWarning:
-    return LintWarning(
-        path=shown_name(path),  # a name that is not UTF-8 is shown escaped: JSON and the terminal can carry it
-        line=None,
-        column=None,
-        rule="not-served",
-        message=f"this {kind} is in the skill's folder but is not served (built-in ignore rules or .skillwireignore)",
-        fix="delete it, or if the skill needs it, take it out of .skillwireignore",
-    )
-
-
-def _in_any(path: str, roots: Sequence[Path]) -> bool:
-    """True if `path` (as a refusal names it) lies under one of the folder `roots` as they were given."""
-    return any(path == str(root) or path.startswith(str(root).rstrip(os.sep) + os.sep) for root in roots)
-
-
-def _shown(catalog: Catalog, uri: str, roots: Sequence[Path]) -> str:
-    """The SKILL.md path as the user would write it: under the root they named, not the resolved real path."""
-    served = catalog.file(uri)
-    if served is None or not isinstance(served.content, FolderFile):
-        return uri
-    location = served.content.path
-    for root in roots:
-        real = os.path.realpath(root)
-        if location.startswith(real.rstrip(os.sep) + os.sep):
-            # shown_name: a root's own path may hold bytes that are not UTF-8
-            return shown_name(os.path.join(str(root), os.path.relpath(location, real)))
-    return shown_name(location)
-
-
-@dataclass(frozen=True, slots=True)
-class _AnyFile:
-    """A SKILL.md named by a refusal: read as a regular file, not checked inside a root (the user named it)."""
-
-    path: str
-
-    def read(self, limit: int) -> bytes | None:
-        try:
-            return read_regular(self.path, limit=limit)
-        except OSError:
-            return None
 
 
 # -- human output ---------------------------------------------------------------------------------------------------
@@ -351,14 +218,11 @@ def _truncated(report: dict[str, Any]) -> bool:
 
 
 __all__ = [
-    "DUPLICATE_NAME",
     "FIXES",
     "SCHEMA_VERSION",
     "ValidateReport",
     "build_report",
-    "duplicate_name_warnings",
     "headline",
     "print_human",
     "run_validate",
-    "serve_report",
 ]

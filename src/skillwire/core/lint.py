@@ -14,7 +14,8 @@ parsers (JavaScript `yaml`, which `skillwire.core.frontmatter` matches), and oth
 * `[a: b]` silently makes a one-field mapping; ` #` silently ends a plain value (a comment);
 * `allowed-tools` written as a list (the Agent Skills text first allowed only a space-delimited string);
 * CRLF line endings and a byte order mark; descriptions near the 1024 limit, or over it
-  when counted in UTF-16 code units as JavaScript does.
+  when counted in UTF-16 code units as JavaScript does;
+* and, over a whole listing, two skills with one name (`duplicate_name_warnings`).
 
     for w in lint_skill_md(Path("SKILL.md").read_bytes(), path="pdf/SKILL.md"):
         print(w)        # pdf/SKILL.md:3:10: 'yes' is true in YAML 1.1 ... [yaml11-bool] fix: write 'yes' in quotes
@@ -23,7 +24,9 @@ parsers (JavaScript `yaml`, which `skillwire.core.frontmatter` matches), and oth
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import yaml
 from yaml.events import (
@@ -42,7 +45,19 @@ from skillwire.core.frontmatter import (
 )
 from skillwire.core.names import MAX_DESCRIPTION_LENGTH
 
-__all__ = ["DESCRIPTION_NEAR_LIMIT", "LintWarning", "lint_skill_md"]
+if TYPE_CHECKING:
+    from skillwire.core.catalog import Catalog
+
+__all__ = [
+    "DESCRIPTION_NEAR_LIMIT",
+    "DUPLICATE_NAME",
+    "RULES",
+    "LintWarning",
+    "duplicate_name_warnings",
+    "lint_skill_md",
+]
+
+DUPLICATE_NAME = "duplicate-name"  # a warning: the spec allows it, hosts that key skills by name do not
 
 DESCRIPTION_NEAR_LIMIT = 900  # characters: warn before the 1024 limit is reached
 JS_SAFE_INTEGER = 2**53 - 1  # Number.MAX_SAFE_INTEGER
@@ -93,6 +108,21 @@ _TRAPS: tuple[tuple[str, re.Pattern[str], str, str], ...] = (
         "the string",
     ),
 )
+RULES = frozenset(
+    {
+        "bom",
+        "crlf",
+        "colon-in-value",
+        "yaml11-merge",
+        "integer-precision",
+        "comment-cuts-value",
+        "description-utf16",
+        "description-near-limit",
+        "allowed-tools-list",
+        *(rule for rule, *_ in _TRAPS),
+    }
+)
+"""Every rule `lint_skill_md` may warn by (a `--strict-portable` refusal carries one of them)."""
 _INTEGER = re.compile(r"[-+]?[0-9]+")
 _NODE_EVENTS = (ScalarEvent, AliasEvent, MappingStartEvent, SequenceStartEvent)
 
@@ -144,6 +174,30 @@ def lint_skill_md(raw: bytes, *, path: str = "SKILL.md") -> list[LintWarning]:
         names = [t for t in tools if isinstance(t, str)]
         if len(names) == len(tools):  # other shapes are refused (`fields.py`)
             out.append(_allowed_tools_list(names, block, path))
+    return out
+
+
+def duplicate_name_warnings(catalog: Catalog, shown: Callable[[str], str] = str) -> list[LintWarning]:
+    """One warning per name that several of `catalog`'s skills share, naming each one's SKILL.md by `shown(uri)`.
+
+    The spec allows it (skills are told apart by path), but a host that keys skills by name sees only one of
+    them: a skillwire choice to warn (issue 11). `shown`: how to name a skill to the reader (its URI by default;
+    `validate` and `serve` name the path as it was given, so two skills reached through a link are two paths).
+    """
+    out = []
+    for name, uris in catalog.duplicate_names().items():
+        paths = [shown(uri) for uri in uris]
+        out.append(
+            LintWarning(
+                path=paths[0],
+                line=None,
+                column=None,
+                rule=DUPLICATE_NAME,
+                message=f"the name '{name}' is used by {len(paths)} skills: {', '.join(paths)}; "
+                "a host that keys skills by name sees only one",
+                fix="rename all but one of them (the folder and its 'name'), or serve them from separate servers",
+            )
+        )
     return out
 
 

@@ -34,6 +34,7 @@ import anyio
 import anyio.to_thread
 from mcp.shared.exceptions import MCPError
 
+from skillwire.core import lint
 from skillwire.core.catalog import Catalog, DirectoryChild, GeneratedContent, Refusal, ServedFile, StampedContent
 from skillwire.core.digest import sha256_digest
 from skillwire.core.errors import GenerationError, InvalidCursor, InvalidSkillUri
@@ -57,6 +58,7 @@ logger = logging.getLogger(__name__)
 Listing = Catalog | ScopedCatalog
 """A snapshot as one request sees it: the whole catalog, or the part a caller's scope allows."""
 _MAX_VIEWS = 64  # scoped views kept for the current catalog (one per distinct set of grants in use)
+_LOGGED_ONE_BY_ONE = 3  # new duplicate names logged each on its line; more are one line with their count
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,9 +124,18 @@ _INLINE_READ_BYTES = 64 * 1024  # files up to this size are read and hashed on t
 class SkillService:
     """Serves one source's skills; holds the current snapshot and swaps it whole on rebuild."""
 
-    def __init__(self, source: SkillSource, options: ServeOptions | None = None) -> None:
+    def __init__(
+        self,
+        source: SkillSource,
+        options: ServeOptions | None = None,
+        *,
+        screen: Callable[[Catalog], Catalog] | None = None,
+    ) -> None:
+        """`screen`: applied to every catalog the source gives before it is served (`--strict-portable`'s
+        `server.portability.PortabilityCheck.screen` refuses skills another host may read differently)."""
         self.source = source
         self.options = options or ServeOptions()
+        self._screen = screen
         started = time.perf_counter()
         # Optional abilities, declared by the source (see `sources.port`): looked up once.
         self._incremental = source if isinstance(source, IncrementalSource) else None
@@ -133,7 +144,7 @@ class SkillService:
         restored = self._restorable.restore(generation=0) if self._restorable is not None else None
         self.restored = restored is not None
         # True if the first catalog came from a snapshot: `rebuild()` soon (LiveReload does) to check the disk.
-        self._catalog = restored if restored is not None else source.scan(generation=0)
+        self._catalog = self._screened(restored if restored is not None else source.scan(generation=0))
         self.stats = ServiceStats(verified=not self.restored, index_seconds=time.perf_counter() - started)
         self._rebuild_lock = anyio.Lock()
         self._listeners: list[Callable[[Catalog], None]] = []
@@ -151,15 +162,21 @@ class SkillService:
         """The current catalog's duplicate-name warnings (`duplicate_name_warnings`), each logged when it appeared."""
         return self._duplicates
 
+    def _screened(self, catalog: Catalog) -> Catalog:
+        return catalog if self._screen is None else self._screen(catalog)
+
     def _adopted(self, catalog: Catalog) -> None:
-        """Log each duplicate-name set `catalog` brings that the catalog before it did not have."""
+        """Log each duplicate-name set `catalog` brings that the catalog before it did not have (a few one by one,
+        the rest as one count: a large collection changed at once does not flood the log)."""
         if catalog.skill_uris == self._named:
             return  # the same skills (a file edit): the same names, and finding them takes ~1 s per million skills
         self._named = catalog.skill_uris
         found = duplicate_name_warnings(catalog)
-        for line in found:
-            if line not in self._duplicates:
-                logger.warning("%s", line)
+        new = [line for line in found if line not in self._duplicates]
+        for line in new[:_LOGGED_ONE_BY_ONE]:
+            logger.warning("%s", line)
+        if len(new) > _LOGGED_ONE_BY_ONE:
+            logger.warning("and %d more names used by several skills each", len(new) - _LOGGED_ONE_BY_ONE)
         self._duplicates = found
 
     def view(self, catalog: Catalog, scope: Visibility | None) -> Listing:
@@ -201,6 +218,8 @@ class SkillService:
         """Serve `switch.catalog` from `switch.at` on, and rebuild from `switch.source` after (None: cancel a
         switch not yet due). The first request at or after `at` makes the switch, whichever thread it runs on, so
         the instant is exact to the clock; `publish_due` (on the event loop) tells listeners."""
+        if switch is not None and self._screen is not None:
+            switch = Switch(switch.source, self._screen(switch.catalog), switch.at)
         self._pending = switch
 
     def publish_due(self) -> None:
@@ -251,10 +270,14 @@ class SkillService:
             started = time.perf_counter()
             incremental = self._incremental
             if paths is None or incremental is None:
-                catalog = await anyio.to_thread.run_sync(self.source.scan, current.generation + 1)
+                scan = self.source.scan
+                catalog = await anyio.to_thread.run_sync(lambda: self._screened(scan(current.generation + 1)))
             else:
                 changed = list(paths)
-                catalog = await anyio.to_thread.run_sync(incremental.update, changed, current.generation + 1)
+                update = incremental.update
+                catalog = await anyio.to_thread.run_sync(
+                    lambda: self._screened(update(changed, current.generation + 1))
+                )
             self.stats.index_seconds = time.perf_counter() - started
             self.stats.verified = self._restorable.verified if self._restorable is not None else True
             self.swap(catalog)
@@ -383,15 +406,9 @@ class SkillService:
 
 
 def duplicate_name_warnings(catalog: Catalog) -> tuple[str, ...]:
-    """One line for each name two or more of `catalog`'s skills share, naming their SKILL.md URIs.
-
-    The spec allows it (skills are told apart by path), but a host that keys skills by name sees only one of
-    them: a skillwire choice to warn (issue 11). The service logs these; `skillwire serve` prints them.
-    """
-    return tuple(
-        f"the name '{name}' is used by {len(uris)} skills: {', '.join(uris)}"
-        for name, uris in catalog.duplicate_names().items()
-    )
+    """One line for each name two or more of `catalog`'s skills share, naming their SKILL.md URIs: the rule's
+    messages (`core.lint.duplicate_name_warnings`). The service logs these as skills change."""
+    return tuple(w.message for w in lint.duplicate_name_warnings(catalog))
 
 
 async def _generated(uri: str, mime_type: str, content: GeneratedContent, modern: bool) -> dict[str, Any]:

@@ -120,7 +120,7 @@ def render_index(catalog: Listing) -> str:
         rows = "".join(
             f"<tr><td><code>{escape(r.path)}</code>{'' if r.line is None else f' line {r.line}'}</td>"
             f"<td><code>{escape(r.rule)}</code></td><td>{escape(r.message)}</td>"
-            f'<td class="fix">{escape(FIXES.get(r.rule, ""))}</td></tr>'
+            f'<td class="fix">{escape(r.fix or FIXES.get(r.rule, ""))}</td></tr>'
             for r in refusals
         )
         refused = (

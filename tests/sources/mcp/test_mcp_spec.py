@@ -62,9 +62,10 @@ def test_a_prefixed_mcp_spec_opens_a_gateway_source_under_its_prefix(tmp_path: P
 def test_serving_only_an_upstream_that_cannot_be_reached_and_has_no_state_is_a_usage_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A first start with nothing verified yet has nothing to serve: one line naming the upstream and why."""
+    """A first start with nothing verified yet has nothing to serve: one line naming the upstream (once) and why."""
     url = f"http://127.0.0.1:{closed_port()}/mcp"
     assert main(["serve", f"vendor=mcp:{url}", "--gateway-cache", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert f"mcp {url} cannot be refreshed" in err
+    assert f"skillwire: error: mcp {url}: cannot be refreshed" in err
+    assert err.count(url) == 1, err  # before: "mcp URL: mcp URL cannot be refreshed"
     assert "Traceback" not in err

@@ -18,7 +18,8 @@ class Refusal:
     """Why something under a root is not served: where, which rule, and a readable reason.
 
     `skill` is True when a whole skill was left out, False for a skipped path
-    (for example a dangling link outside any skill).
+    (for example a dangling link outside any skill). `fix`: how to fix this one, when the rule's own fix
+    (`core.fixes.FIXES`) does not say it (a portability refusal's fix names the value to quote).
     """
 
     path: str
@@ -26,6 +27,7 @@ class Refusal:
     message: str
     line: int | None = None
     skill: bool = True
+    fix: str | None = None
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line is not None else self.path

@@ -153,6 +153,18 @@ class Catalog(BrowsableCatalog):
         is_skill_md = uri in self._skills if among is None else uri in self._skills and uri in among
         return ServedFile(record, self._locate(owner, record), tuple(owners), is_skill_md)
 
+    def without(self, refused: Mapping[str, Refusal]) -> Catalog:
+        """This catalog less the skills `refused` names (skill URI -> why), each reason added to the refusals.
+
+        Files are read as before and skills not built yet stay unbuilt; the generation is kept (the same scan).
+        """
+        if not refused:
+            return self
+        kept = Catalog((), self._locate, (*self.refusals, *refused.values()), self.generation)
+        kept._skills = {uri: s for uri, s in self._skills.items() if uri not in refused}
+        kept._skill_uris = list(kept._skills)
+        return kept
+
     def duplicate_names(self) -> dict[str, tuple[str, ...]]:
         """Names carried by more than one served skill, each with its skills' URIs (no skill is built)."""
         return duplicate_names(self._skill_uris)

@@ -277,7 +277,7 @@ class McpSource(RestorableSource, WatchableSource, StaleReportingSource):
         self._state = state
         if state is None:
             logger.warning("%s cannot be refreshed (%s) and no verified state of it is kept", self.label, reason)
-            said = f"{self.label} cannot be refreshed ({reason}); nothing of it is verified yet, so nothing is served"
+            said = f"cannot be refreshed ({reason}); nothing of it is verified yet, so nothing is served"
             return Catalog((), {}, (Refusal(self.label, UNAVAILABLE_RULE, said, skill=False),), generation)
         self.cache.touch_state(self.upstream.key)
         logger.warning(
@@ -289,8 +289,7 @@ class McpSource(RestorableSource, WatchableSource, StaleReportingSource):
             when(state.refreshed_at),
         )
         said = (
-            f"{self.label} cannot be refreshed ({reason}); serving its last verified state, refreshed at "
-            f"{when(state.refreshed_at)}"
+            f"cannot be refreshed ({reason}); serving its last verified state, refreshed at {when(state.refreshed_at)}"
         )
         catalog, _ = self._catalog(state, (Refusal(self.label, UNAVAILABLE_RULE, said, skill=False),), generation)
         return catalog
@@ -312,10 +311,7 @@ class McpSource(RestorableSource, WatchableSource, StaleReportingSource):
             where = self._where(kept.entry.uri)
             missing = next((r for r in resources_of(kept.entry) if not self.cache.has(r.digest, r.size)), None)
             if missing is not None:
-                said = (
-                    f"{self.label}: {missing.uri} is no longer in the gateway cache and the upstream did not give "
-                    "it again; not served"
-                )
+                said = f"{missing.uri} is no longer in the gateway cache and the upstream did not give it again"
                 builder.refuse(Refusal(where, UNAVAILABLE_RULE, said))
                 continue
             key = (identity(kept.entry), kept.verified_at)
