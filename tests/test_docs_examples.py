@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
+import time
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -128,18 +130,30 @@ def run_python(
     )
 
 
+def _is_server(command: str) -> bool:
+    """A command left running: one ending in `&`, or an HTTP server that listens until stopped."""
+    return command.endswith("&") or (command.startswith("skillwire serve") and "--http 127.0.0.1:" in command)
+
+
 def run_transcript(box: Sandbox, block: Block, *, answers: dict[int, str] | None = None) -> None:
-    """Each `$ command` of `block` in turn; its output (stdout then stderr, as a terminal shows them when they do not
-    interleave) must be what the page shows. A command ending in `&` is started and left running: what the page
+    """Each `$ command` of `block` in turn; its output (stdout and stderr as a terminal shows them: one stream,
+    unbuffered) must be what the page shows. A server (see `_is_server`) is started and left running: what the page
     shows under it, if anything, must be what it printed by its "listening on" line."""
     for i, step in enumerate(transcript(block)):
         shown = box.localize(step.shown)
-        if step.command.endswith("&"):
+        assignment = re.fullmatch(r"([A-Z_]+)=(.+)", step.command)
+        if assignment:  # a shell variable later lines use: kept in the sandbox's environment
+            value = box.run(f"printf %s {assignment[2]}", merged=False)
+            assert value.returncode == 0, f"{block}: `{step.command}` failed: {value.stderr}"
+            assert not shown, f"{block}: an assignment prints nothing"
+            box.env[assignment[1]] = value.stdout
+            continue
+        if _is_server(step.command):
             printed = box.start(step.command)
             assert not shown or matches(shown, printed), f"{block}: `{step.command}` printed\n{printed}"
             continue
         run = box.run(step.command, stdin=(answers or {}).get(i, ""))
-        printed = run.stdout + run.stderr
+        printed = run.stdout
         assert matches(shown, printed), f"{block}: `{step.command}` (exit {run.returncode}) printed\n{printed}"
 
 
@@ -151,11 +165,11 @@ def run_script(box: Sandbox, block: Block) -> list[subprocess.CompletedProcess[s
         command = line.split("  #")[0].strip()
         if not command or command.startswith("#"):
             continue
-        if command.endswith("&") or (command.startswith("skillwire serve") and "--http" in command):
+        if _is_server(command):
             box.start(command)
             continue
         run = box.run(command)
-        assert run.returncode == 0, f"{block}: `{command}` exited {run.returncode}:\n{run.stdout}{run.stderr}"
+        assert run.returncode == 0, f"{block}: `{command}` exited {run.returncode}:\n{run.stdout}"
         runs.append(run)
     return runs
 
@@ -234,16 +248,16 @@ async def test_client_configurations_start_a_server_a_client_reads(box: Sandbox)
         command = _stdio_command(block, key, box)
         if key == "servers":
             assert json.loads(block.text)["servers"]["skills"]["type"] == "stdio"
-        if not _serve_knows("--tools", "--prompts"):
-            pytest.skip("serve --tools and --prompts arrive with issue 22's other slices")
+        # --tools and --prompts arrive with issue 22's other slices: until then the rest of the line is what runs
+        command = [part for part in command if not part.startswith("--") or _serve_knows(part)]
         params = StdioServerParameters(command=command[0], args=command[1:], env=box.env, cwd=str(box.root))
         async with Client(params, cache=None) as client:
             listed = [r["uri"] for r in wire(await resources_list(client))["resources"]]
-            tools = [tool.name for tool in (await client.list_tools()).tools]
-            prompts = (await client.list_prompts()).prompts
-        assert "skill://pdf-processing/SKILL.md" in listed
-        assert {"list_skills", "read_skill"} <= set(tools)
-        assert len(prompts) == 5
+            assert "skill://pdf-processing/SKILL.md" in listed
+            if _serve_knows("--tools", "--prompts"):
+                tools = [tool.name for tool in (await client.list_tools()).tools]
+                assert {"list_skills", "search_skills", "read_skill", "read_skill_file"} <= set(tools)
+                assert len((await client.list_prompts()).prompts) == 5
 
 
 # -- getting started ---------------------------------------------------------------------------------------------------
@@ -264,10 +278,10 @@ def test_host_authors_script(box: Sandbox) -> None:
 
 
 def test_host_cli_transcript(served: Sandbox) -> None:
-    block = claim(HOST, "$ skillwire host --server docs=http://127.0.0.1:8000/mcp --load")
-    # The page shows the `y` a person types after the prompt; the command's output holds only the prompt.
-    typed = Block(block.page, block.line, block.lang, block.text.replace("SKILL.md first] y\n", "SKILL.md first] "))
-    run_transcript(served, typed, answers={0: "y\n"})
+    # The answer typed at the prompt shows after it, as on a terminal: the prompt echoes an answer it reads from a pipe.
+    run_transcript(
+        served, claim(HOST, "$ skillwire host --server docs=http://127.0.0.1:8000/mcp --load"), answers={0: "y\n"}
+    )
 
 
 def test_inspect_and_pull_transcripts(served: Sandbox) -> None:
@@ -310,7 +324,7 @@ def test_packages_pages(box: Sandbox) -> None:
     lines = [line.split("  #")[0].strip() for line in block.text.splitlines()]
     assert lines[0] == "pip install ./examples/packaged-skills"
     install = box.run(f"python -m pip install --quiet --no-deps --target {site} ./examples/packaged-skills")
-    assert install.returncode == 0, install.stderr
+    assert install.returncode == 0, install.stdout
     expected = {
         1: ["skill://release-notes/SKILL.md"],
         2: ["skill://pdf-processing/SKILL.md", "skill://release-notes/SKILL.md"],
@@ -318,9 +332,9 @@ def test_packages_pages(box: Sandbox) -> None:
     }
     for i, uris in expected.items():
         run = box.run(lines[i])  # stdio: the server ends at the end of its (empty) input
-        assert run.returncode == 0, run.stderr
+        assert run.returncode == 0, run.stdout
         for uri in uris:
-            assert uri in run.stderr, run.stderr
+            assert uri in run.stdout, run.stdout
 
 
 def test_gateway_pages(box: Sandbox, tmp_path: Path) -> None:
@@ -386,29 +400,38 @@ def test_oauth_transcript(box: Sandbox) -> None:
     steps = transcript(block)
     box.start(steps[0].command, ready="")  # the provider prints its issuer to issuer.json, not to the terminal
     issuer = box.root / "issuer.json"
-    for _ in range(100):
-        if issuer.is_file() and issuer.read_text().strip():
-            break
-        subprocess.run(["sleep", "0.1"], check=True)
-    box.ports["43343"] = json.loads(issuer.read_text())["issuer"].rsplit(":", 1)[1]
+    box.ports["43343"] = _issuer_port(issuer)
     rest = "".join(f"$ {s.command}\n{s.shown}" for s in steps[1:])
     run_transcript(box, Block(block.page, block.line, block.lang, rest))
+
+
+def _issuer_port(issuer: Path) -> str:
+    """The port of the issuer the provider wrote to `issuer` once it listens (the page shows the one it had then)."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            return str(json.loads(issuer.read_text(encoding="utf-8"))["issuer"].rsplit(":", 1)[1])
+        except (OSError, ValueError, KeyError):
+            time.sleep(0.1)
+    raise AssertionError(f"the provider wrote no issuer to {issuer}")
 
 
 def test_scopes_example_gives_each_caller_what_the_page_says(box: Sandbox) -> None:
     """skillwire rule (issue 22): ci sees all five, a token with scope skills:billing only the refunds skill (its
     subject plays no part), any other valid token only git-workflow."""
     policy = claim(DEPLOYING, "# scopes.toml").text
-    parse_policy(tomllib.loads(policy))
+    parse_policy(policy, origin="scopes.toml")
     (box.root / "scopes.toml").write_text(policy, encoding="utf-8")
     tokens = {"ci": "subject=ci scopes=skills:read", "billing": "subject=billing scopes=skills:billing", "other": ""}
-    (box.root / "tokens.txt").write_text("".join(f"token-{name} {rest}\n" for name, rest in tokens.items()))
+    (box.root / "tokens.txt").write_text("".join(f"{name}-token-0123456789 {rest}\n" for name, rest in tokens.items()))
     for name in tokens:
-        (box.root / f"{name}.token").write_text(f"token-{name}\n")
+        (box.root / f"{name}.token").write_text(f"{name}-token-0123456789\n")
     box.start("skillwire serve examples/skills --http 127.0.0.1:8000 --token-file tokens.txt --scopes scopes.toml")
     seen = {}
     for name in tokens:
-        run = box.run(f"skillwire inspect http://127.0.0.1:8000/mcp --token-file {name}.token --format json")
+        run = box.run(
+            f"skillwire inspect http://127.0.0.1:8000/mcp --token-file {name}.token --format json", merged=False
+        )
         assert run.returncode == 0, run.stderr
         seen[name] = sorted(skill["uri"] for skill in json.loads(run.stdout)["skills"])
     assert len(seen["ci"]) == 5

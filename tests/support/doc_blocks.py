@@ -112,14 +112,18 @@ class Sandbox:
             text = text.replace(f"127.0.0.1:{page_port}", f"127.0.0.1:{port}")
         return text
 
-    def run(self, command: str, *, stdin: str = "", timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
-        """One shell command line, as a reader types it, in the sandbox."""
+    def run(
+        self, command: str, *, stdin: str = "", timeout: float = 60.0, merged: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        """One shell command line, as a reader types it, in the sandbox; `merged`: stderr comes in stdout, in the
+        order it was written, as a terminal shows it."""
         return subprocess.run(
             ["bash", "-c", self.localize(command)],
             cwd=self.root,
             env=self.env,
             input=stdin,
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT if merged else subprocess.PIPE,
             text=True,
             timeout=timeout,
             check=False,
@@ -172,6 +176,7 @@ def sandbox(tmp_path: Path, *page_ports: str) -> Iterator[Sandbox]:
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([str(tmp_path / "bin"), str(Path(sys.executable).parent), env.get("PATH", "")])
     env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    env["PYTHONUNBUFFERED"] = "1"  # stdout written at once, as to a terminal, so it interleaves with stderr as there
     box = Sandbox(root, env, {port: str(free_port()) for port in page_ports})
     try:
         yield box
