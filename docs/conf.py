@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))  # this checkout's skillwire, whatever the environment has installed
 
 project = "skillwire"
-copyright = "the skillwire authors"  # noqa: A001 (Sphinx reads this name)
+copyright = "the skillwire authors"
 extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinxarg.ext"]
 source_suffix = {".md": "markdown"}
 root_doc = "index"

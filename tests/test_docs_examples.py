@@ -10,6 +10,7 @@ a few cannot run here at all (`NOT_RUN`, each with its reason).
 
 from __future__ import annotations
 
+import argparse
 import ast
 import json
 import re
@@ -18,6 +19,7 @@ import time
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -230,7 +232,8 @@ def _stdio_command(block: Block, servers_key: str, box: Sandbox) -> list[str]:
 
 
 def _serve_knows(*flags: str) -> bool:
-    serve = _parser()._subparsers._group_actions[0].choices["serve"]  # type: ignore[union-attr]
+    [commands] = [action for action in _parser()._actions if isinstance(action, argparse._SubParsersAction)]
+    serve = commands.choices["serve"]
     return all(flag in serve._option_string_actions for flag in flags)
 
 
@@ -460,12 +463,12 @@ def test_prometheus_scrape_config_passes_promtool(tmp_path: Path) -> None:
 # -- the embedding examples serve reads, in-process (issue 20) --------------------------------------------------------
 
 
-def _embedding_server(source: str, folder: Path, monkeypatch: pytest.MonkeyPatch) -> object:
+def _embedding_server(source: str, folder: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     """Run a block that builds an `MCPServer` named `mcp`, in-process from a folder holding `examples/skills`."""
     (folder / "examples").mkdir(parents=True)
     (folder / "examples" / "skills").symlink_to(EXAMPLE_SKILLS)
     monkeypatch.chdir(folder)
-    namespace: dict[str, object] = {}
+    namespace: dict[str, Any] = {}
     exec(compile(source, "docs", "exec"), namespace)
     return namespace["mcp"]
 
@@ -484,7 +487,7 @@ async def test_embedding_examples_serve_reads_of_skill_files(
     }
     for uri, source in blocks.items():
         server = _embedding_server(source, tmp_path / uri.split("/")[2], monkeypatch)
-        async with Client(server, cache=None) as client:  # type: ignore[call-overload]
+        async with Client(server, cache=None) as client:
             listed = [r["uri"] for r in wire(await resources_list(client))["resources"]]
             [read] = wire(await resources_read(client, uri))["contents"]
         assert uri in listed
