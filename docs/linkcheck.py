@@ -4,7 +4,7 @@ Sphinx (with MyST) already fails the build on a Markdown link to a missing page 
 actually written, every `href` and `src` of every HTML page (the theme's navigation, the generated command-line
 and API references, the included SECURITY.md and ARCHITECTURE.md), and checks that each relative target exists and,
 for `#anchor`, that an element of that page carries that id. External links (a scheme or `//`) are not fetched: the
-build runs offline.
+build runs offline. It also checks that the API reference documents every name of `skillwire.__all__`.
 """
 
 from __future__ import annotations
@@ -61,19 +61,31 @@ def broken_links(site: Path) -> list[str]:
     return broken
 
 
+def undocumented(site: Path, names: list[str]) -> list[str]:
+    """The names of `skillwire.__all__` the built API reference has no entry for (no element with id skillwire.NAME)."""
+    page = site / "reference" / "api.html"
+    ids = _parse(page).ids if page.is_file() else set()
+    return [name for name in names if f"skillwire.{name}" not in ids]
+
+
 def main(argv: list[str]) -> int:
     [site] = argv
     root = Path(site)
     if not (root / "index.html").is_file():
         print(f"{site}: no built site here (index.html is missing)", file=sys.stderr)
         return 2
-    broken = broken_links(root)
+    import skillwire  # this checkout's, as the build documented it (docs/conf.py puts src/ first)
+
+    broken = broken_links(root) + [
+        f"reference/api.html: no entry for skillwire.{name}" for name in undocumented(root, skillwire.__all__)
+    ]
     for line in broken:
-        print(f"broken link: {line}", file=sys.stderr)
+        print(f"broken: {line}", file=sys.stderr)
     count = sum(1 for _ in root.rglob("*.html"))
     print(f"{site}: {count} pages, {len(broken)} broken internal links", file=sys.stderr)
     return 1 if broken else 0
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
     sys.exit(main(sys.argv[1:]))

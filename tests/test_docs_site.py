@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from docs.linkcheck import broken_links, main
+from docs.linkcheck import broken_links, main, undocumented
 
 
 def _page(path: Path, body: str) -> None:
@@ -31,3 +31,9 @@ def test_missing_pages_and_anchors_are_found_and_the_rest_pass(tmp_path: Path) -
     assert len(broken_links(tmp_path)) == 3
     assert main([str(tmp_path)]) == 1
     assert main([str(tmp_path / "guide")]) == 2  # no index.html: not a built site
+
+
+def test_a_public_name_missing_from_the_api_reference_is_found(tmp_path: Path) -> None:
+    _page(tmp_path / "reference" / "api.html", '<dt id="skillwire.Host">Host</dt><dt id="skillwire.ServeOptions">')
+    assert undocumented(tmp_path, ["Host", "ServeOptions", "SkillCache"]) == ["SkillCache"]
+    assert undocumented(tmp_path / "elsewhere", ["Host"]) == ["Host"]  # no API page at all
