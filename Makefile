@@ -62,7 +62,8 @@ peers: $(BIN)/skillwire
 	$(BIN)/python -c 'from bench.peers import ensure_peer_venv; from tests.interop.conftest import FASTMCP; ensure_peer_venv(FASTMCP)'
 
 # `/metrics` is checked by Prometheus's own linter (tests/service/test_ops.py): promtool, from Debian's `prometheus`
-# package (its daemon is not started; --no-install-recommends keeps the install to the package itself).
+# package (--no-install-recommends keeps the install to the package itself; the tests run only promtool, but where
+# apt starts services Debian starts the Prometheus server too: docs/install.md says how to stop it).
 # The three apt targets run one after another (order-only prerequisites), so a parallel make never runs two apt-gets.
 promtool: | nginx
 	command -v promtool >/dev/null || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus)
