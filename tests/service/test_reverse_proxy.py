@@ -118,7 +118,7 @@ def make_certificate(folder: Path) -> Certificate:
 
 
 def nginx_config(prefix: Path, *, port: int, backend_port: int, cert: Certificate) -> str:
-    """A whole nginx.conf: everything it writes stays under `prefix`; one TLS server holding the README's block."""
+    """A whole nginx.conf: everything it writes stays under `prefix`; one TLS server holding the documented block."""
     user = pwd.getpwuid(os.getuid()).pw_name  # as root, workers would otherwise run as `nobody`
     return f"""
 user {user};
