@@ -1,4 +1,5 @@
 # skillwire: `make serve` serves the bundled example skills; `make test` runs every check;
+# `make docs` builds the documentation site into build/docs (`make test` builds it too);
 # `make fuzz` runs the property tests (tests/property) with many more generated examples (~minutes).
 # Each sets up what it needs: a virtual environment in .venv and the Node.js test tools in tools/node.
 
@@ -10,15 +11,23 @@ PORT ?= 8000
 SKILLS ?= 10000
 NODE_TOOLS := tools/node/node_modules/.package-lock.json
 
-.PHONY: serve test fuzz bench interop-peers lint typecheck pytest tools venv chromium nginx promtool clean
+.PHONY: serve test docs fuzz bench interop-peers lint typecheck pytest tools venv peers chromium nginx promtool clean
 
 serve: $(BIN)/skillwire
 	$(BIN)/skillwire serve examples/skills --http $(HOST):$(PORT)
 
-# One make with three jobs: the venv, the Node tools and the system packages are set up side by side, then lint and
-# the type check run beside pytest. Each job's lines stay whole (--output-sync=line).
+# One make with three jobs: the venv, the Node tools, the interop peer and the system packages are set up side by
+# side, then lint, the type check and the site's build run beside pytest. Each job's lines stay whole.
 test:
-	$(MAKE) --no-print-directory -j 3 --output-sync=line lint typecheck pytest
+	$(MAKE) --no-print-directory -j 3 --output-sync=line lint typecheck docs pytest
+
+# The documentation site (docs/): Sphinx with MyST-Parser, Furo and sphinx-argparse rather than MkDocs, Material and
+# mkdocstrings (MkDocs 1.x is unmaintained, Material is in maintenance mode, Zensical's releases do not install
+# here; docs/conf.py says more). -W: every warning fails the build, a broken page link or heading anchor included;
+# then docs/linkcheck.py checks every internal href, src and #anchor of the built HTML. About 10 s from clean.
+docs: $(BIN)/skillwire
+	$(BIN)/sphinx-build -q -W --keep-going -b html -d build/doctrees docs build/docs
+	$(BIN)/python docs/linkcheck.py build/docs
 
 # The property tests under hypothesis's `long` profile (tests/conftest.py): random, 5,000 examples each.
 fuzz: $(BIN)/skillwire
@@ -44,18 +53,26 @@ typecheck: $(BIN)/skillwire
 # Three worker processes, each taking whole files (module fixtures start once): most tests wait on real servers.
 # Bytecode is cached for this run even where PYTHONDONTWRITEBYTECODE is set: the suite starts hundreds of Python
 # processes, and without the cache each compiles every module it imports and pytest re-rewrites every test file.
-pytest: $(BIN)/skillwire $(NODE_TOOLS) chromium nginx promtool
+pytest: $(BIN)/skillwire $(NODE_TOOLS) peers chromium nginx promtool
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -n 3 --dist loadfile
 
+# The interop tests' FastMCP runs from a venv of its own in .cache/peers (about 20 s to make, then reused): made here,
+# beside the other setup, rather than inside pytest's time.
+peers: $(BIN)/skillwire
+	$(BIN)/python -c 'from bench.peers import ensure_peer_venv; from tests.interop.conftest import FASTMCP; ensure_peer_venv(FASTMCP)'
+
 # `/metrics` is checked by Prometheus's own linter (tests/service/test_ops.py): promtool, from Debian's `prometheus`
-# package (its daemon is not started; --no-install-recommends keeps the install to the package itself).
+# package (--no-install-recommends keeps the install to the package itself; the tests run only promtool, but where
+# apt starts services Debian starts the Prometheus server too: docs/install.md says how to stop it).
 # The three apt targets run one after another (order-only prerequisites), so a parallel make never runs two apt-gets.
 promtool: | nginx
 	command -v promtool >/dev/null || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus)
 
-# The catalog page's browser tests drive Debian's headless Chromium (tests/browser).
+# The catalog page's browser tests drive Debian's headless Chromium (tests/browser). Its recommends (fonts, upower,
+# udev, a notification daemon, the printer tool that brings avahi-daemon) are not needed headless: the browser tests
+# pass on a bookworm with Chromium installed without them, so none of their daemons is installed or started.
 chromium:
-	command -v chromium >/dev/null || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
+	command -v chromium >/dev/null || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium)
 
 # The reverse-proxy tests run their own nginx (Debian's, not its service) in front of `skillwire serve`
 # (tests/service/test_reverse_proxy.py). Debian puts it in /usr/sbin.
@@ -67,7 +84,7 @@ venv: $(BIN)/skillwire
 # --no-compile: modules are byte-compiled when first imported, so the thousands never imported cost nothing (~4 s).
 $(BIN)/skillwire: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	PIP_DISABLE_PIP_VERSION_CHECK=1 $(BIN)/pip install --quiet --no-compile -e '.[dev]'
+	PIP_DISABLE_PIP_VERSION_CHECK=1 $(BIN)/pip install --quiet --no-compile -e '.[dev,docs]'
 	touch $@
 
 tools: $(NODE_TOOLS)
@@ -77,4 +94,4 @@ $(NODE_TOOLS): tools/node/package.json tools/node/package-lock.json
 	touch $@
 
 clean:
-	rm -rf $(VENV) tools/node/node_modules .mypy_cache .ruff_cache .pytest_cache test-artifacts
+	rm -rf $(VENV) tools/node/node_modules .mypy_cache .ruff_cache .pytest_cache test-artifacts build .cache

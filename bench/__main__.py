@@ -11,7 +11,7 @@
   bench.gateway  a gateway in front of skillwire serve: first start, restart, reads/s through it vs direct, memory
 
 Each prints its own table; `--only index,live` runs a subset. The peers are installed on first use into
-virtual environments under the user cache folder (see bench/peers.py).
+virtual environments inside the checkout, under .cache/peers (see bench/peers.py).
 """
 
 from __future__ import annotations

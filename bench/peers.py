@@ -9,9 +9,8 @@ Servers, one at a time (the server under test and this client share the machine'
   fastmcp      FastMCP 4.1.x experimental Skills extension (`bench/peer_servers/fastmcp_skills.py`)
   bare-sdk     the `mcp` SDK's floor: one static resource for any read (`bench/peer_servers/bare_sdk.py`)
 
-The peers live in their own virtual environments under the user cache folder
-(`$XDG_CACHE_HOME/skillwire-bench/peers/NAME`, created with Python 3.12 and reused while they hold the right
-version). Every server runs with logging at warning and JSON responses.
+The peers live in their own virtual environments inside the checkout (`.cache/peers/NAME`, created with
+Python 3.12 and reused while they hold the right version). Every server runs with logging at warning and JSON responses.
 
 Measured for each: time from spawn to the first answer, RSS then; a full enumeration of the catalog
 (`skills/list` until no `nextCursor`, or `resources/list` where a server has no `skills/list`), checked
@@ -108,8 +107,9 @@ PEER_PACKAGES = {
 
 
 def cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "skillwire-bench" / "peers"
+    """Inside the checkout (`.cache/peers`, ignored by git, removed by `make clean`): what `make bench` and the
+    interop tests install stays beside `.venv` instead of under the user's home."""
+    return Path(__file__).resolve().parent.parent / ".cache" / "peers"
 
 
 def _runs(python: str) -> bool:

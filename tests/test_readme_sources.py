@@ -1,4 +1,4 @@
-"""The README's examples for the package and generated sources run as written: `examples/packaged-skills` (a
+"""The examples for the package and generated sources (docs/sources/) run as written: `examples/packaged-skills` (a
 distribution declaring a skill folder) and `examples/generated_skills.py` (a server with a generated skill)."""
 
 from __future__ import annotations

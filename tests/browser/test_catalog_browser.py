@@ -10,6 +10,7 @@ are saved in `test-artifacts/`.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -61,7 +62,16 @@ def run_chromium(tmp_path: Path, *args: str) -> str:
         f"--user-data-dir={tmp_path / 'chromium-profile'}",
         *args,
     ]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=BROWSER_TIMEOUT_S, check=False)
+    # Chromium writes crash-report settings under $XDG_CONFIG_HOME and GLib's dconf under $XDG_CACHE_HOME, whatever
+    # --user-data-dir says: both point into the test's folder, so `make test` leaves nothing in the user's home.
+    home = tmp_path / "chromium-home"
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+    }
+    result = subprocess.run(command, capture_output=True, text=True, timeout=BROWSER_TIMEOUT_S, check=False, env=env)
     assert result.returncode == 0, f"chromium exited with {result.returncode}; stderr:\n{result.stderr[-4000:]}"
     return result.stdout
 

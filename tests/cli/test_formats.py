@@ -21,7 +21,8 @@ from skillwire.cli.formats import Annotation, github_command
 from skillwire.cli.main import main
 from skillwire.cli.serve import print_summary
 from skillwire.sources.folder.source import FolderSource
-from tests.support.servers import REPO_ROOT, HttpServer, run_skillwire
+from tests.support.doc_blocks import find, transcript
+from tests.support.servers import HttpServer, run_skillwire
 from tests.support.skills import write_skill
 
 TAMPERED = f"{sys.executable} -m tests.support.hostile tampered"
@@ -224,13 +225,13 @@ def test_pull_reports_in_json(server: HttpServer, tmp_path: Path, capsys: pytest
     assert report["verified"] is True
 
 
-def test_the_readme_github_example_is_what_validate_prints(
+def test_the_docs_github_example_is_what_validate_prints(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The README's `validate --format github .` block, run as written in the folder it describes."""
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    prompt = "$ skillwire validate --format github .\n"
-    shown = readme[readme.index(prompt) + len(prompt) :].split("```", 1)[0]
+    """The skill authors' page's `validate --format github .` block (docs/getting-started/skill-authors.md), run as
+    written in the folder it describes."""
+    [step] = transcript(find("docs/getting-started/skill-authors.md", "$ skillwire validate --format github ."))
+    shown = step.shown
     write_skill(tmp_path, "Wrong")
     write_skill(tmp_path, "acme/pdf")
     write_skill(tmp_path, "globex/pdf")

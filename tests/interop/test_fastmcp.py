@@ -1,8 +1,9 @@
 """FastMCP 4.1 both ways: its Skills client against `skillwire serve`, and skillwire's `Host` against its server.
 
 FastMCP runs from its own venv (fastmcp pins its own dependency ranges; it never enters the project's), made on
-first use with the interpreter running the tests and kept in the user cache folder by `bench.peers`'s
-peer-environment code; a later run reuses it. The first run installs fastmcp 4.1.x from PyPI (about a minute).
+first use with the interpreter running the tests (`make test` makes it before pytest starts) and kept inside the
+checkout, under .cache/peers, by `bench.peers`'s peer-environment code; a later run reuses it. The first run installs
+fastmcp 4.1.x from PyPI (about 20 s).
 
 FastMCP speaks Skills on the 2026-07-28 era only, so its client runs once per transport. Its server is the one
 `bench.peers` measures, over HTTP, serving a copy of the same skills in one folder.

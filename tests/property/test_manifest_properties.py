@@ -513,7 +513,7 @@ def test_a_file_whose_uri_is_too_long_to_read_is_never_published(tmp_path: Path,
 @given(st.sampled_from(["no/such/target", "SELF"]), st.sampled_from(["x.tmp", ".DS_Store", "y.pyc", "._z"]))
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_an_ignored_broken_link_does_not_refuse_its_skill(tmp_path: Path, target: str, name: str) -> None:
-    """skillwire rule (README, How folders become skills): what a .skillwireignore or the built-in list names is
+    """skillwire rule (docs/sources/folder.md): what a .skillwireignore or the built-in list names is
     ignored, so a broken link so named costs nothing (it once refused its skill: link-dangles or unreadable)."""
     where = Path(tempfile.mkdtemp(dir=tmp_path))
     try:

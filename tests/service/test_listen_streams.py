@@ -36,7 +36,7 @@ pytestmark = pytest.mark.anyio
 
 DEADLINE_S = 10.0  # only detects a stream that never ends; a prompt end takes about a second
 INTERNAL_ERROR = -32603  # what the total bound answers (the SDK's ListenHandler); the share answers the same
-DOCUMENTED_SHARE = 16  # the default of --max-listen-streams-per-caller (README, SECURITY.md)
+DOCUMENTED_SHARE = 16  # the default of --max-listen-streams-per-caller (docs/deploying.md, SECURITY.md)
 ALICE = "alice-" + secrets.token_urlsafe(24)
 BOB = "bob-" + secrets.token_urlsafe(24)
 

@@ -1,4 +1,4 @@
-"""`skillwire serve --http` behind a real nginx terminating TLS, configured as the README's "Deploying" says.
+"""`skillwire serve --http` behind a real nginx terminating TLS, configured as docs/deploying.md says.
 
 One nginx master (Debian's package, installed by `make test`) with its own config, certificate and logs in a
 temporary folder, listening on 127.0.0.1 with a self-signed certificate for `skills.test`, in front of
@@ -45,8 +45,9 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from skillwire.client.session import SkillsClient
 from skillwire.core.hosting.verify import verify_bytes
+from tests.support.doc_blocks import find
 from tests.support.oidc import OidcProvider, oidc_provider
-from tests.support.servers import EXAMPLE_SKILLS, REPO_ROOT, HttpServer, http_server
+from tests.support.servers import EXAMPLE_SKILLS, HttpServer, http_server
 
 PUBLIC_NAME = "skills.test"  # RFC 2606: a name that never resolves anywhere but here
 SCOPE = "skills:read"
@@ -55,16 +56,14 @@ DEADLINE_S = 10.0
 
 
 # `$http_host`, not `$host`: `$host` drops the port, and a public URL with a port then matches no allowed Host.
-def _readme_location() -> str:
-    """The README's nginx `location` block (Deploying), with its backend port made a placeholder: the test runs
+def _documented_location() -> str:
+    """The nginx `location` block of docs/deploying.md, with its backend port made a placeholder: the test runs
     exactly what users are told to write."""
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    block = readme.split("```nginx\n", 1)[1].split("```", 1)[0]
-    assert "proxy_pass http://127.0.0.1:8000;" in block, "the README's nginx block no longer proxies to port 8000"
+    block = find("docs/deploying.md", "proxy_pass http://127.0.0.1:8000;").text
     return block.replace("127.0.0.1:8000", "127.0.0.1:BACKEND")
 
 
-PROXY_LOCATION = _readme_location()
+PROXY_LOCATION = _documented_location()
 
 
 # -- nginx -------------------------------------------------------------------------------------------------------------
@@ -119,7 +118,7 @@ def make_certificate(folder: Path) -> Certificate:
 
 
 def nginx_config(prefix: Path, *, port: int, backend_port: int, cert: Certificate) -> str:
-    """A whole nginx.conf: everything it writes stays under `prefix`; one TLS server holding the README's block."""
+    """A whole nginx.conf: everything it writes stays under `prefix`; one TLS server holding the documented block."""
     user = pwd.getpwuid(os.getuid()).pw_name  # as root, workers would otherwise run as `nobody`
     return f"""
 user {user};
@@ -309,7 +308,7 @@ async def _read_everything(url: str, headers: dict[str, str], mode: str) -> tupl
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 def test_every_example_skill_reads_byte_for_byte_through_nginx_over_https(proxied: Proxied, mode: str) -> None:
-    """README deployment: a client on the public https URL lists and reads every file, 2026-07-28 and `initialize`."""
+    """docs/deploying.md: a client on the public https URL lists and reads every file, 2026-07-28 and `initialize`."""
     version, files = anyio.run(_read_everything, proxied.mcp, proxied.bearer(), mode)
     on_disk = {p.relative_to(proxied.root).as_posix(): p.read_bytes() for p in proxied.root.rglob("*") if p.is_file()}
     assert files == on_disk
@@ -350,7 +349,7 @@ def test_a_foreign_host_passed_through_nginx_gets_421(proxied: Proxied) -> None:
 
 
 def test_the_catalog_page_works_through_nginx_with_the_token(proxied: Proxied) -> None:
-    """README deployment: the catalog page and a skill page answer through the proxy with the token, 401 without."""
+    """docs/deploying.md: the catalog page and a skill page answer through the proxy with the token, 401 without."""
     for path in ("/", "/skills/pdf-processing"):
         assert _get(proxied.public + path).status_code == 401
         page = _get(proxied.public + path, {**proxied.bearer(), "Origin": proxied.public})

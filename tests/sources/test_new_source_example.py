@@ -7,7 +7,6 @@ from __future__ import annotations
 import ast
 import base64
 import io
-import re
 import sys
 import tarfile
 import types
@@ -20,10 +19,10 @@ from skillwire import SkillService
 from skillwire.core.digest import sha256_digest
 from skillwire.sources import KINDS, SourceOptions, SpecError, open_sources
 from tests.sources.contract.cases import skill_md
+from tests.support.doc_blocks import find
 from tests.support.servers import REPO_ROOT
 
 GUIDE = REPO_ROOT / "docs" / "new-source.md"
-_BLOCK = re.compile(r"^```python\n(.*?)^```$", re.DOTALL | re.MULTILINE)
 
 pytestmark = pytest.mark.anyio
 
@@ -34,11 +33,15 @@ def anyio_backend() -> str:
 
 
 def example() -> str:
-    """The first Python block of the guide's "A complete example" section, byte for byte."""
-    text = GUIDE.read_text(encoding="utf-8")
-    found = _BLOCK.search(text[text.index("\n## A complete example\n") :])
-    assert found is not None, "the guide's example section has no Python block"
-    return found.group(1)
+    """The guide's example (docs/new-source.md, "A complete example"), byte for byte."""
+    return find("docs/new-source.md", "class TarSource:").text
+
+
+def registration() -> tuple[str, str]:
+    """The guide's one line for `KINDS`, read as the dictionary entry it is: (kind, opener)."""
+    line = find("docs/new-source.md", '"tar": "skillwire.sources.tar:open_spec",').text
+    [(kind, opener)] = ast.literal_eval("{" + line + "}").items()
+    return kind, opener
 
 
 @pytest.fixture
@@ -47,7 +50,9 @@ def tar_kind(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
     module = types.ModuleType("tar_source_example")
     exec(compile(example(), str(GUIDE), "exec"), module.__dict__)  # the repository's own guide
     monkeypatch.setitem(sys.modules, module.__name__, module)
-    monkeypatch.setitem(KINDS, "tar", f"{module.__name__}:open_spec")
+    kind, opener = registration()
+    assert opener.endswith(":open_spec"), opener  # the guide's module is named for where it would live in skillwire
+    monkeypatch.setitem(KINDS, kind, f"{module.__name__}:{opener.rpartition(':')[2]}")
     return module
 
 

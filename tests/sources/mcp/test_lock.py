@@ -22,6 +22,7 @@ from skillwire.core.errors import SpecError
 from skillwire.core.hosting.verify import verify_bytes
 from skillwire.sources.mcp import LockFile
 from tests.support.cli import run_cli
+from tests.support.doc_blocks import Block, find, matches, transcript
 from tests.support.servers import HttpServer, http_server, serve_command
 from tests.support.skills import write_skill
 
@@ -88,7 +89,7 @@ async def test_an_upstream_change_is_held_by_the_lock_until_accepted(tmp_path: P
             assert await _served(gateway) == first  # the edit and the removal are held: the locked versions stay
             assert "no longer offered upstream; serving the locked version from the gateway cache" in gateway.stderr
 
-            shown = run_cli("lock", "show", str(lock), "--gateway-cache", str(cache))
+            shown = run_cli("lock", "show", "skills.lock", "--gateway-cache", "gateway", cwd=tmp_path)
             assert shown.returncode == 0, shown.stderr
             assert f"changed  skill://pdf/SKILL.md  from {upstream.url}" in shown.stdout
             assert f"removed  skill://notes/SKILL.md  from {upstream.url}" in shown.stdout
@@ -96,9 +97,18 @@ async def test_an_upstream_change_is_held_by_the_lock_until_accepted(tmp_path: P
             assert "-# Forms, first edition" in shown.stdout
             assert "+# Forms, second edition" in shown.stdout
 
-            accepted = run_cli("lock", "accept", str(lock), "skill://pdf/SKILL.md")
+            accepted = run_cli("lock", "accept", "skills.lock", "skill://pdf/SKILL.md", cwd=tmp_path)
             assert accepted.returncode == 0, accepted.stderr
             assert accepted.stdout == f"accepted: changed skill://pdf/SKILL.md from {upstream.url}\n"
+            # docs/sources/gateway.md shows this very scene: both commands, as written, print what it shows
+            page = find("docs/sources/gateway.md", "$ skillwire lock show skills.lock").text
+            steps = transcript(Block("", 0, "text", page.replace("http://127.0.0.1:8001/mcp", upstream.url)))
+            assert [s.command for s in steps] == [
+                "skillwire lock show skills.lock --gateway-cache gateway",
+                "skillwire lock accept skills.lock skill://pdf/SKILL.md",
+            ]
+            assert matches(steps[0].shown, shown.stdout), shown.stdout
+            assert matches(steps[1].shown, accepted.stdout)
             now = await _served_until(gateway, lambda f: f.get(FORMS) == b"# Forms, second edition\n", "accepted")
             assert "skill://vendor/notes/SKILL.md" in now  # its removal is still held
 

@@ -108,7 +108,7 @@ class GeneratedSkill:
 
 @dataclass(frozen=True)
 class GeneratedSource:
-    """A source serving `GeneratedSkill`s: its catalog never changes, its files are produced at each read.
+    """A source serving `GeneratedSkill` values: its catalog never changes, its files are produced at each read.
 
     `timeout`: seconds one file may take to produce; `threads`: how many plain-function producers may run at once
     (a limiter of their own, so slow producers never hold the shared worker threads that large file reads and
