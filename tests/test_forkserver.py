@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.support import forkserver
+from tests.support.sigint import with_default_sigint
 
 pytestmark = pytest.mark.skipif(not forkserver.enabled(), reason="SKILLWIRE_TEST_FORKSERVER=off")
 
@@ -64,7 +65,8 @@ def test_a_forked_command_sees_what_a_fresh_interpreter_would(tmp_path: Path) ->
 def test_a_signal_to_the_launcher_reaches_the_command_and_its_death_is_reported() -> None:
     script = "import signal, sys, time\nprint('up', flush=True)\ntime.sleep(60)"
     for signum in (signal.SIGTERM, signal.SIGINT):
-        process = subprocess.Popen(forkserver.command(["-c", script]), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        command = with_default_sigint(forkserver.command(["-c", script]))  # exec'd: the launcher is the process
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         assert process.stdout is not None
         assert process.stdout.readline() == b"up\n"
         process.send_signal(signum)

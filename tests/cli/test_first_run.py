@@ -27,21 +27,10 @@ from skillwire.cli.validate import FIXES
 from skillwire.sources.folder.source import FolderSource
 from tests.support.cli import run_cli
 from tests.support.servers import EXAMPLE_SKILLS, run_skillwire, serve_command
+from tests.support.sigint import with_default_sigint
 from tests.support.skills import write_skill
 
 FREEZE_S = 20.0  # generous: only a freeze (the 25 s+ and 43 s of the issue) goes past it
-
-
-# Runs `command` with SIGINT at its default, as a shell gives a foreground command. A suite started with SIGINT
-# ignored (a background job of a script) hands its children the ignored SIGINT, an ignored signal stays ignored across
-# exec, and Python then never turns SIGINT into KeyboardInterrupt: the Ctrl-C tests would fail for that alone.
-_DEFAULT_SIGINT = (
-    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])"
-)
-
-
-def _with_sigint(command: list[str]) -> list[str]:
-    return [sys.executable, "-S", "-c", _DEFAULT_SIGINT, *command]
 
 
 def _one_error_line(stderr: str) -> str:
@@ -59,8 +48,9 @@ def served_on_a_terminal(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[byte
     """`skillwire serve` with a pseudo-terminal for stdin, as a person typing the command has; (process, master fd)."""
     write_skill(tmp_path, "hello")
     master, slave = pty.openpty()
-    command = serve_command([tmp_path], fresh=True)  # a real start: the terminal and signals reach it from the start
-    process = subprocess.Popen(_with_sigint(command), stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # A real start: the terminal and signals reach it from the start.
+    command = with_default_sigint(serve_command([tmp_path], fresh=True))
+    process = subprocess.Popen(command, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     os.close(slave)
     try:
         yield process, master
@@ -119,7 +109,7 @@ def test_ctrl_c_stops_serve_on_a_terminal_at_once(served_on_a_terminal: tuple[su
 def test_ctrl_c_stops_serve_on_an_idle_pipe_at_once(tmp_path: Path) -> None:
     """SIGINT while an MCP host's pipe is open but silent (stopped at once before too: pins the new stdin reader)."""
     write_skill(tmp_path, "hello")
-    command = _with_sigint(serve_command([tmp_path], fresh=True))
+    command = with_default_sigint(serve_command([tmp_path], fresh=True))
     process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         _stderr_until(process, b"serving 1 skill")

@@ -18,8 +18,9 @@ import anyio
 import pytest
 
 from skillwire.client.session import SkillsClient
-from skillwire.core.errors import SpecError
+from skillwire.core.errors import RequestFailed, SpecError
 from skillwire.core.hosting.verify import verify_bytes
+from skillwire.core.wire import INVALID_PARAMS
 from skillwire.sources.mcp import LockFile
 from tests.support.cli import run_cli
 from tests.support.doc_blocks import Block, find, matches, transcript
@@ -44,15 +45,21 @@ def _until(done: Callable[[], bool], what: str) -> None:
         time.sleep(0.05)
 
 
-async def _served(gateway: HttpServer) -> dict[str, bytes]:
-    """Every file the gateway serves, read and verified against its listing: {uri: bytes}."""
+async def _served(gateway: HttpServer) -> dict[str, bytes] | None:
+    """Every file the gateway serves, read and verified against its listing: {uri: bytes}; None when the catalog
+    changed between the listing and a read (a listed file no longer served: the walk must start again)."""
     files: dict[str, bytes] = {}
     async with SkillsClient.connect(gateway.url) as client:
         listing = await client.list_entries()
         for entry in listing.entries:
             assert not isinstance(entry.resources, str)
             for resource in entry.resources:
-                data = await client.read(resource.uri, size=resource.size)
+                try:
+                    data = await client.read(resource.uri, size=resource.size)
+                except RequestFailed as error:
+                    if error.code != INVALID_PARAMS or "No resource is served" not in str(error):
+                        raise
+                    return None
                 verify_bytes(resource, data)
                 files[resource.uri] = data
     return files
@@ -60,7 +67,7 @@ async def _served(gateway: HttpServer) -> dict[str, bytes]:
 
 async def _served_until(gateway: HttpServer, done: Callable[[dict[str, bytes]], bool], what: str) -> dict[str, bytes]:
     with anyio.fail_after(WITHIN_S, shield=False):
-        while not done(files := await _served(gateway)):
+        while (files := await _served(gateway)) is None or not done(files):
             await anyio.sleep(0.1)
     return files
 
@@ -79,7 +86,7 @@ async def test_an_upstream_change_is_held_by_the_lock_until_accepted(tmp_path: P
             assert locked["upstreams"] == [upstream.url]
             assert [s["uri"] for s in locked["skills"]] == ["skill://notes/SKILL.md", "skill://pdf/SKILL.md"]
             assert {f["path"] for f in locked["skills"][1]["files"]} == {"SKILL.md", "forms.md"}
-            first = await _served(gateway)
+            first = await _served_until(gateway, lambda files: True, "a first walk")
             assert first[FORMS] == b"# Forms, first edition\n"
 
             (pdf / "forms.md").write_text("# Forms, second edition\n", encoding="utf-8")
