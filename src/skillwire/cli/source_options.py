@@ -118,7 +118,7 @@ def add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: 
         action="store_false",
         help="do not follow changes on disk (send SIGHUP to rescan); clients are still told when the catalog changes",
     )
-    auth = serve.add_argument_group("authentication (HTTP only; see README 'Deploying')")
+    auth = serve.add_argument_group("authentication (HTTP only; see docs/deploying.md)")
     auth.add_argument(
         "--auth-issuer",
         metavar="URL",
