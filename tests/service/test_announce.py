@@ -18,8 +18,9 @@ from mcp.server.subscriptions import PromptsListChanged, ResourcesListChanged, S
 
 from skillwire.server.extension import SkillsExtension
 from skillwire.server.skill_service import SkillService
+from skillwire.service.notify import ChangeNotifier
 from skillwire.service.run import build_server
-from skillwire.service.watch import ChangeNotifier, LiveReload
+from skillwire.service.watch import LiveReload
 from skillwire.sources.folder.source import FolderSource
 
 pytestmark = pytest.mark.anyio
