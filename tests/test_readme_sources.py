@@ -26,9 +26,10 @@ def test_the_packaged_skills_example_declares_a_skill_folder_that_serves(tmp_pat
     meta = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))
     name, version = meta["project"]["name"], meta["project"]["version"]
     entry_points = meta["project"]["entry-points"]["skillwire.skills"]
+    packages = [pattern.removesuffix("*") for pattern in meta["tool"]["setuptools"]["packages"]["find"]["include"]]
     files = {
         p.relative_to(project).as_posix(): p.read_bytes()
-        for package in meta["tool"]["setuptools"]["packages"]
+        for package in packages
         for p in sorted((project / package).rglob("*"))
         if p.is_file() and "__pycache__" not in p.parts
     }
