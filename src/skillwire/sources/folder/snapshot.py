@@ -5,8 +5,11 @@ header's version names the layout, so a cache of another layout is ignored, neve
 locations must lie inside a root as it resolves now, its frontmatter is parsed again from the SKILL.md bytes its
 digest names, and reads re-hash what they send.
 
+A restore reads no SKILL.md up front: each skill is checked when it is first built (listed, got, read), so a
+100,000-skill restart publishes in a fraction of a second and the background scan that follows reads the rest.
+
     snapshot = snapshot_of(roots, states, index, refusals)
-    catalog, dropped, checked = restore_catalog(snapshot, roots, generation, trusted_before_ns)
+    catalog, checked = restore_catalog(snapshot, roots, generation, trusted_before_ns, on_mismatch)
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ import bisect
 import json
 import os
 import sys
-from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -35,7 +37,6 @@ from skillwire.core.skill_rules import (
     span,
 )
 from skillwire.core.uri import SKILL_FILE, directory_uri
-from skillwire.sources import worker_pool
 from skillwire.sources.digest_cache import file_key
 from skillwire.sources.folder.cache_layout import RootRows, SkillRow, Snapshot
 from skillwire.sources.folder.records import (
@@ -185,74 +186,67 @@ def check_skill_md(wanted: _SkillMd | None) -> _Parsed | None:
     return fm, line, file_key(st)
 
 
-def check_skill_mds(wanted: list[_SkillMd | None]) -> list[_Parsed | None]:
-    """`check_skill_md` of each (a worker process's task)."""
-    return [check_skill_md(w) for w in wanted]
-
-
-_VERIFY_CHUNK = 256  # SKILL.md files per task handed to a worker
-
-
-def _verify_all(rows: Sequence[SkillRow], take: Callable[[int, list[_Parsed | None]], None]) -> None:
-    """Check each row's SKILL.md on disk (`check_skill_md`), on every core when there are many: `take(start, found)`
-    gets, in this process, the results for rows `start`, `start + 1`, ... as each chunk is done (in any order), so
-    what is made of them overlaps the checks still running in workers."""
-    wanted = [_skill_md_of(row) for row in rows]
-    chunks = deque(range(0, len(rows), _VERIFY_CHUNK))
-
-    def here(start: int) -> None:
-        take(start, check_skill_mds(wanted[start : start + _VERIFY_CHUNK]))
-
-    def task(start: int) -> worker_pool.Task:
-        return check_skill_mds, wanted[start : start + _VERIFY_CHUNK]
-
-    worker_pool.run_chunks(chunks, worker_pool.workers_for(len(rows)), here=here, task=task, apply=take)
-
-
 Checked = dict[tuple[int, str], tuple[int, tuple[dict[str, Any], int]]]
-"""SKILL.md files `restore` read, by (root index, skill folder): the stamp it saw and the frontmatter it parsed."""
+"""SKILL.md files restored skills were built from, by (root index, skill folder): the stamp seen, the frontmatter."""
 
 
 def restore_catalog(
-    snapshot: Snapshot, roots: Sequence[Path], generation: int, trusted_before_ns: int
-) -> tuple[Catalog, list[str], Checked] | None:
-    """The catalog a snapshot holds for `roots`, each skill built on first use, the skill folders left out
-    because their SKILL.md did not match, and what was read of the others (None if taken for other roots)."""
+    snapshot: Snapshot,
+    roots: Sequence[Path],
+    generation: int,
+    trusted_before_ns: int,
+    on_mismatch: Callable[[str], None],
+) -> tuple[Catalog, Checked] | None:
+    """The catalog a snapshot holds for `roots` and the SKILL.md files its skills were built from so far (filled as
+    they are built), or None if it was taken for other roots.
+
+    Nothing is read here: each skill is built on first use from its row and its SKILL.md as read then
+    (`check_skill_md`); one whose SKILL.md does not match is withdrawn (`Catalog.deferred`) and its folder as
+    shown is passed to `on_mismatch`."""
     found = _served_rows(snapshot, roots)
     if found is None:
         return None
-    rows: list[tuple[int, SkillRow]] = []
-    dropped: list[str] = []
-    checked: Checked = {}
+    restorer = _Restorer(roots, trusted_before_ns, on_mismatch, {})
     where: dict[str, tuple[str, dict[str, str]]] = {}
-    builders: list[tuple[str, Callable[[], Skill]]] = []
+    builders: list[tuple[str, Callable[[], Skill | None]]] = []
     dirs_by_root: dict[int, set[str]] = {}
-
-    def take(start: int, found_here: list[_Parsed | None]) -> None:
-        for (i, row), verified in zip(found[start : start + len(found_here)], found_here, strict=True):
-            if verified is None:
-                dropped.append(os.path.join(str(roots[i]), row.folder) if row.folder else str(roots[i]))
-                continue
-            fm, line, key = verified
-            if key[3] < trusted_before_ns and key[4] < trusted_before_ns:  # else too recent to be known by its stamp
-                checked[i, row.folder] = (hash(key), (fm, line))
-            rows.append((i, row))
-            uri = directory_uri(row.skill_path) + "/" + SKILL_FILE
-            where[uri] = (row.real_dir, row.moved)
-            builders.append((uri, partial(_skill_from_row, row, fm)))
-            dirs_by_root.setdefault(i, set()).add(row.folder)
-
-    _verify_all([row for _, row in found], take)
-    dropped.sort()
+    for i, row in found:
+        uri = directory_uri(row.skill_path) + "/" + SKILL_FILE
+        where[uri] = (row.real_dir, row.moved)
+        builders.append((uri, partial(restorer.skill, i, row)))
+        dirs_by_root.setdefault(i, set()).add(row.folder)
     # Distinct files: a nested skill's files are in its enclosing skill's row too, so count outermost rows only.
     memo: dict[str, bool] = {}
     files = sum(
         len(row.rels)
-        for i, row in rows
+        for i, row in found
         if not (row.folder and folder_in_skill(row.folder.rpartition("/")[0], dirs_by_root[i], memo))
     )
     refusals = [printable(r) for r in snapshot.refusals]
-    return Catalog.deferred(builders, _RowLocator(where), refusals, generation, file_count=files), dropped, checked
+    catalog = Catalog.deferred(builders, _RowLocator(where), refusals, generation, file_count=files)
+    return catalog, restorer.checked
+
+
+@dataclass(frozen=True, slots=True)
+class _Restorer:
+    """Builds a restored skill from its row when it is first used (`restore_catalog`)."""
+
+    roots: Sequence[Path]
+    trusted_before_ns: int
+    on_mismatch: Callable[[str], None]
+    checked: Checked
+
+    def skill(self, i: int, row: SkillRow) -> Skill | None:
+        """`row`'s skill (of root `i`), its frontmatter parsed from its SKILL.md as it is now; None if that file no
+        longer has the size and digest recorded or breaks the rules (said to `on_mismatch`)."""
+        verified = check_skill_md(_skill_md_of(row))
+        if verified is None:
+            self.on_mismatch(os.path.join(str(self.roots[i]), row.folder) if row.folder else str(self.roots[i]))
+            return None
+        fm, line, key = verified
+        if key[3] < self.trusted_before_ns and key[4] < self.trusted_before_ns:  # else too recent to trust its stamp
+            self.checked[i, row.folder] = (hash(key), (fm, line))
+        return _skill_from_row(row, fm)
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,7 +304,9 @@ def priors_of(
         display = os.path.join(str(roots[i]), skill_dir) if skill_dir else str(roots[i])
         rules = IgnoreRules.empty() if no_rules is True else None
         if rules is not None:
-            skill = restored.skill(directory_uri(row.skill_path) + "/" + SKILL_FILE) if restored is not None else None
+            # A restored skill already built (its SKILL.md checked) is shared; the others are not built for this.
+            built = restored if (i, skill_dir) in checked else None
+            skill = built.skill(directory_uri(row.skill_path) + "/" + SKILL_FILE) if built is not None else None
             prior.results[skill_dir] = Built(
                 skill or _skill_from_row(row, hint_of(row)),
                 moved or None,
