@@ -312,4 +312,5 @@ def test_a_cache_in_an_older_layout_is_ignored_not_trusted(
 def first_rows(snapshot: Snapshot) -> list[SkillRow]:
     part = snapshot.per_root[0]
     assert part is not None
+    assert isinstance(part.rows, list)  # read_cache makes them a list, to edit
     return part.rows

@@ -21,6 +21,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +37,9 @@ from skillwire.core.skill_rules import (
     shown_name,
     span,
 )
-from skillwire.core.uri import SKILL_FILE, directory_uri
+from skillwire.core.uri import SKILL_FILE, directory_uri, skill_uris_of
 from skillwire.sources.digest_cache import file_key
-from skillwire.sources.folder.cache_layout import RootRows, SkillRow, Snapshot
+from skillwire.sources.folder.cache_layout import ColumnRows, RootRows, SkillRow, Snapshot
 from skillwire.sources.folder.records import (
     Built,
     FileRecord,
@@ -98,32 +99,32 @@ def snapshot_of(
 STAMP_SCHEME = f"{sys.implementation.name}-{sys.hash_info.algorithm}-{sys.version_info[0]}.{sys.version_info[1]}"
 
 
-def _served_rows(snapshot: Snapshot, roots: Sequence[Path]) -> list[tuple[int, SkillRow]] | None:
-    """Every skill row of a snapshot taken for `roots`, with its root's index (None if taken for other roots).
+def _served_rows(snapshot: Snapshot, roots: Sequence[Path]) -> list[tuple[int, ColumnRows]] | None:
+    """Each root's skill rows in a snapshot taken for `roots`, with the root's index (None if taken for others).
 
     Names were checked when the snapshot was decoded; every location recorded apart must lie inside its root as
     it resolves now: a cache file edited by someone else must not be able to publish a file from anywhere on
     the disk (a skill's usual folder is its root's real path and its folder name, which cannot climb out)."""
     if snapshot.roots != [os.path.abspath(r) for r in roots]:
         return None
-    rows: list[tuple[int, SkillRow]] = []
+    found: list[tuple[int, ColumnRows]] = []
     for i, (root, part) in enumerate(zip(roots, snapshot.per_root, strict=True)):
         if part is None:
             continue
         real_root = os.path.realpath(root)
         if part.real != real_root:
             return None  # the root now resolves elsewhere: nothing recorded applies
-        usual = real_root + "/"
-        for row in part.rows:
-            if row.moved or not (row.real_dir == real_root if row.folder == "" else row.real_dir == usual + row.folder):
-                for where in (row.real_dir, *row.moved.values()):
-                    if not _safe_location(where, real_root):
-                        raise ValueError(f"location {where!r} is outside every root")
-                for where in row.moved.values():  # links, few: each must already be a resolved path (none on the way)
-                    if os.path.realpath(where) != where:
-                        raise ValueError(f"location {shown_name(where)!r} is not a resolved path")
-            rows.append((i, row))
-    return rows
+        rows = ColumnRows.of(part.real, part.rows)
+        for k in rows.unusual():  # the other rows' folders are the usual ones, made from checked names
+            moved = rows.moved(k)
+            for where in (rows.real_dir(k), *moved.values()):
+                if not _safe_location(where, real_root):
+                    raise ValueError(f"location {where!r} is outside every root")
+            for where in moved.values():  # links, few: each must already be a resolved path (none on the way)
+                if os.path.realpath(where) != where:
+                    raise ValueError(f"location {shown_name(where)!r} is not a resolved path")
+        found.append((i, rows))
+    return found
 
 
 def hint_of(row: SkillRow) -> dict[str, Any]:
@@ -207,21 +208,19 @@ def restore_catalog(
     if found is None:
         return None
     restorer = _Restorer(roots, trusted_before_ns, on_mismatch, {})
-    where: dict[str, tuple[str, dict[str, str]]] = {}
+    where: dict[str, tuple[ColumnRows, int]] = {}
     builders: list[tuple[str, Callable[[], Skill | None]]] = []
-    dirs_by_root: dict[int, set[str]] = {}
-    for i, row in found:
-        uri = directory_uri(row.skill_path) + "/" + SKILL_FILE
-        where[uri] = (row.real_dir, row.moved)
-        builders.append((uri, partial(restorer.skill, i, row)))
-        dirs_by_root.setdefault(i, set()).add(row.folder)
-    # Distinct files: a nested skill's files are in its enclosing skill's row too, so count outermost rows only.
-    memo: dict[str, bool] = {}
-    files = sum(
-        len(row.rels)
-        for i, row in found
-        if not (row.folder and folder_in_skill(row.folder.rpartition("/")[0], dirs_by_root[i], memo))
-    )
+    files = 0
+    for i, rows in found:  # in bulk: 100,000 rows take a tenth of a second
+        uris = skill_uris_of(rows.base, rows.folders)
+        indexes = range(len(rows))
+        where.update(zip(uris, zip(repeat(rows), indexes, strict=False), strict=True))
+        builders += zip(uris, map(partial, repeat(restorer.skill), repeat(i), repeat(rows), indexes), strict=True)
+        # Distinct files: a nested skill's files are in its enclosing skill's row too (outermost rows count).
+        skill_dirs, memo = set(rows.folders), dict[str, bool]()
+        parents = (folder.rpartition("/")[0] for folder in rows.folders)
+        nested = [k for k, parent in enumerate(parents) if parent and folder_in_skill(parent, skill_dirs, memo)]
+        files += rows.file_count(0, len(rows)) - sum(rows.file_count(k) for k in nested)
     refusals = [printable(r) for r in snapshot.refusals]
     catalog = Catalog.deferred(builders, _RowLocator(where), refusals, generation, file_count=files)
     return catalog, restorer.checked
@@ -236,9 +235,10 @@ class _Restorer:
     on_mismatch: Callable[[str], None]
     checked: Checked
 
-    def skill(self, i: int, row: SkillRow) -> Skill | None:
-        """`row`'s skill (of root `i`), its frontmatter parsed from its SKILL.md as it is now; None if that file no
+    def skill(self, i: int, rows: ColumnRows, k: int) -> Skill | None:
+        """Row `k`'s skill (of root `i`), its frontmatter parsed from its SKILL.md as it is now; None if that file no
         longer has the size and digest recorded or breaks the rules (said to `on_mismatch`)."""
+        row = rows[k]
         verified = check_skill_md(_skill_md_of(row))
         if verified is None:
             self.on_mismatch(os.path.join(str(self.roots[i]), row.folder) if row.folder else str(self.roots[i]))
@@ -253,11 +253,11 @@ class _Restorer:
 class _RowLocator:
     """Where a restored skill's files live: its folder (checked inside a root) and the few links recorded apart."""
 
-    where: dict[str, tuple[str, dict[str, str]]]  # skill URI -> (real folder, {path in skill: location})
+    where: dict[str, tuple[ColumnRows, int]]  # skill URI -> its row
 
     def __call__(self, skill: Skill, f: SkillFile) -> FolderFile:
-        real_dir, moved = self.where[skill.uri]
-        return FolderFile(moved.get(f.rel_path) or real_dir + "/" + f.rel_path)
+        rows, k = self.where[skill.uri]
+        return FolderFile(rows.moved(k).get(f.rel_path) or rows.real_dir(k) + "/" + f.rel_path)
 
 
 def priors_of(
@@ -269,9 +269,10 @@ def priors_of(
 ) -> list[Prior | None] | None:
     """Per root, the files and skills a snapshot recorded, as a scan of it would have left them
     (the skills taken from `restored`, the catalog `restore()` made of the same snapshot, if given)."""
-    rows = _served_rows(snapshot, roots)
-    if rows is None:
+    found = _served_rows(snapshot, roots)
+    if found is None:
         return None
+    rows = [(i, row) for i, part in found for row in part]
     same_stamps = snapshot.stamps == STAMP_SCHEME
     priors: list[Prior | None] = [
         Prior({}, {}, when, from_cache=True) if part is not None and when is not None and same_stamps else None
