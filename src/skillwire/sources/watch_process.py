@@ -8,10 +8,11 @@ nothing changed for `IDLE_MS`, the first answer once the watcher is set up), or 
 Changes made while the parent is busy (rebuilding, say) wait in the native watcher and come in the next answer, as
 they would with `watchfiles.awatch`. It ends when its input ends: its parent went away.
 
-    python -m skillwire.sources.watch_process RECURSIVE DEBOUNCE_MS STEP_MS ROOT...   # RECURSIVE: 1 or 0
+    python -P .../skillwire/sources/watch_process.py RECURSIVE DEBOUNCE_MS STEP_MS ROOT...   # RECURSIVE: 1 or 0
 
-It imports nothing of skillwire's but this module (its package's `__init__` loads nothing), so it starts in about
-60 ms of CPU, most of it importing watchfiles.
+Run by its path, it imports nothing of skillwire's (and so never depends on how the parent found skillwire): it
+starts in about 60 ms of CPU, most of it importing watchfiles. `python -m skillwire.sources.watch_process` runs it
+too.
 """
 
 from __future__ import annotations

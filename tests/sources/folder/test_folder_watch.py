@@ -99,10 +99,12 @@ async def test_a_watcher_process_that_dies_is_started_again_and_caught_up(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     started: list[Any] = []
+    commands: list[list[str]] = []
     open_process = anyio.open_process
 
-    async def recorded(*args: Any, **kwargs: Any) -> Any:
-        started.append(await open_process(*args, **kwargs))
+    async def recorded(command: list[str], **kwargs: Any) -> Any:
+        commands.append(command)
+        started.append(await open_process(command, **kwargs))
         return started[-1]
 
     monkeypatch.setattr(anyio, "open_process", recorded)
@@ -116,6 +118,7 @@ async def test_a_watcher_process_that_dies_is_started_again_and_caught_up(
             (tmp_path / "later.md").write_bytes(b"hi\n")
             await eventually(lambda: _true([str(tmp_path / "later.md")] in calls), "the change is reported")
     assert len(started) == 2
+    assert commands[0][1:3] == ["-P", watch_process.__file__]  # by its path: it needs no skillwire import
     assert [p.returncode is not None for p in started] == [True, True]  # none left running once watching stops
     assert "trying again" in caplog.text
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import subprocess
 import sys
 import time
@@ -153,8 +154,12 @@ async def _batches(
         async for batch in _batches_here(roots, pace, recursive=recursive, only=only):
             yield batch
         return
-    command = [sys.executable, "-m", watch_process.__name__, "1" if recursive else "0"]
-    command += [str(pace.debounce_ms), str(pace.step_ms), *map(str, roots)]
+    script = watch_process.__file__
+    if script and os.path.isfile(script):  # by its path, importing no skillwire (-P: its folder is not put first)
+        command = [sys.executable, "-P", script]
+    else:
+        command = [sys.executable, "-m", watch_process.__name__]
+    command += ["1" if recursive else "0", str(pace.debounce_ms), str(pace.step_ms), *map(str, roots)]
     # Its own session: a Ctrl-C at a terminal is this process's to handle, and it ends the watcher.
     process = await anyio.open_process(
         command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True
