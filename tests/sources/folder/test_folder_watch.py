@@ -142,3 +142,26 @@ async def test_without_an_interpreter_to_start_it_watches_in_this_process(
 
 async def _true(value: bool) -> bool:
     return value
+
+
+async def test_a_watch_limit_reached_is_said_with_its_fix_and_not_retried_soon(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Setting a watcher up at 100,000 skills costs 8 s of CPU and fails the same way while the system's limit on
+    watched folders stands: one warning saying how to raise it, and no attempt again for minutes."""
+    limit = json.dumps({"error": 'OSError: OS file watch limit reached. about ["/x"]'})
+    attempts: list[object] = []
+    open_process = anyio.open_process
+
+    async def at_the_limit(command: list[str], **kwargs: Any) -> Any:
+        attempts.append(command)
+        return await open_process([sys.executable, "-c", f"print({limit!r})"], **kwargs)
+
+    monkeypatch.setattr(anyio, "open_process", at_the_limit)
+    calls: list[Sequence[str] | None] = []
+    with caplog.at_level(logging.WARNING):
+        async with watched((tmp_path,), calls):
+            await anyio.sleep(2.5)  # past the first two restarts of any other failure (1 s, then 2 s)
+    assert len(attempts) == 1
+    assert calls == []  # no watcher was up: nothing to catch up with
+    assert caplog.text.count("max_user_watches") == 1, caplog.text

@@ -3,8 +3,8 @@
 A burst of writes is one call of `rebuild(paths)` with the changed paths (the folder source re-indexes only the
 skills holding them); `rebuild(None)` asks for a full rescan (the catch-up once the watcher is up, a root that
 appeared or went away). A root that does not exist is watched once it does; a failed watcher is restarted after
-a growing pause; a folder whose name is not UTF-8 (watchfiles cannot watch it) turns watching into a rescan on a
-timer until it is renamed.
+a growing pause (ten minutes when the system's limit on watched folders is reached); a folder whose name is not
+UTF-8 (watchfiles cannot watch it) turns watching into a rescan on a timer until it is renamed.
 
 The native watcher runs in a process of its own (`sources/watch_process.py`): setting it up walks every folder
 under the roots holding the interpreter's lock (6 s for 100,000 skills), which a server must not do while it
@@ -41,6 +41,8 @@ _RESTART_DELAY_S = 1.0  # after the watcher itself fails (inotify limits, ...): 
 _MAX_RESTART_DELAY_S = 30.0
 _UNDECODABLE = "Unable to decode path"  # watchfiles' error for a path that is not UTF-8
 _UNDECODABLE_RESCAN_S = 10.0  # how often to rescan while such a folder keeps the watcher from starting
+_LIMIT_REACHED = "OS file watch limit reached"  # watchfiles' error when the system allows no more watched folders
+_LIMIT_RETRY_S = 600.0  # how long to serve unwatched before trying again (the limit is the administrator's)
 
 
 async def watch_folders(
@@ -134,12 +136,23 @@ async def watch_folders(
                     task_status.started()
                 await anyio.sleep(_UNDECODABLE_RESCAN_S)
                 continue
-            # the watcher itself failed: keep serving, try again
-            logger.warning("watching %s stopped (%s); trying again in %.0fs", _show(roots), err, delay)
-            logger.debug("watcher failure", exc_info=True)
             if not started:  # serving waits for this: it goes on without a watcher until one is up
                 started = True
                 task_status.started()
+            if _LIMIT_REACHED in str(err):
+                # Each attempt walks every folder again (8 s of CPU at 100,000 skills) and fails the same way until
+                # an administrator raises the limit: say how, and try again rarely.
+                logger.warning(
+                    "cannot watch %s: the system's limit on watched folders is reached (on Linux, raise "
+                    "fs.inotify.max_user_watches); serving without watching (SIGHUP rescans), trying again in %.0fs",
+                    _show(roots),
+                    _LIMIT_RETRY_S,
+                )
+                await anyio.sleep(_LIMIT_RETRY_S)
+                continue
+            # the watcher itself failed: keep serving, try again
+            logger.warning("watching %s stopped (%s); trying again in %.0fs", _show(roots), err, delay)
+            logger.debug("watcher failure", exc_info=True)
             await anyio.sleep(delay)
             delay = min(delay * 2, _MAX_RESTART_DELAY_S)
 
