@@ -19,7 +19,11 @@ from typing import Any
 import anyio
 import pytest
 
+from skillwire.server.skill_service import SkillService
+from skillwire.service.watch import watch_and_rebuild
 from skillwire.sources import watch_process
+from skillwire.sources.folder import source as filesystem
+from skillwire.sources.folder.source import FolderSource
 from skillwire.sources.folder.watch import watch_folders
 from skillwire.sources.port import WatchPace
 from tests.support.polling import eventually
@@ -163,5 +167,30 @@ async def test_a_watch_limit_reached_is_said_with_its_fix_and_not_retried_soon(
         async with watched((tmp_path,), calls):
             await anyio.sleep(2.5)  # past the first two restarts of any other failure (1 s, then 2 s)
     assert len(attempts) == 1
-    assert calls == []  # no watcher was up: nothing to catch up with
+    assert calls == [None]  # no watcher came up: caught up once all the same
     assert caplog.text.count("max_user_watches") == 1, caplog.text
+
+
+async def test_a_restored_catalog_is_checked_even_when_no_watcher_can_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watcher's catch-up is what checks a catalog restored from a digest cache: a watcher that cannot start
+    still catches up once (before, such a catalog stayed unchecked, /readyz "starting", until a SIGHUP)."""
+    monkeypatch.setattr(filesystem, "RACY_NS", 0)
+    root = tmp_path / "skills"
+    (root / "alpha").mkdir(parents=True)
+    (root / "alpha" / "SKILL.md").write_text("---\nname: alpha\ndescription: A\n---\n")
+    cache = tmp_path / "digests.bin"
+    FolderSource([root], digest_cache=cache).scan()
+
+    async def failing(command: list[str], **kwargs: Any) -> Any:
+        raise OSError("no process may be started here")
+
+    monkeypatch.setattr(anyio, "open_process", failing)
+    service = SkillService(FolderSource([root], digest_cache=cache))
+    assert service.restored
+    assert not service.stats.verified
+    async with anyio.create_task_group() as tg:
+        await tg.start(lambda task_status: watch_and_rebuild(service, task_status=task_status))
+        tg.cancel_scope.cancel()
+    assert service.stats.verified

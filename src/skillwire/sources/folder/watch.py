@@ -61,7 +61,8 @@ async def watch_folders(
     rebuild; changes made while a rebuild runs are gathered into the next one, so the
     last rebuild always starts after the last change and the catalog ends consistent
     with the disk. Once the watcher is up, one catch-up rebuild covers changes made
-    between the source's first scan and now; `task_status.started()` follows it.
+    between the source's first scan and now; `task_status.started()` follows it (a
+    watcher that cannot start at all catches up once too, then restarts later).
 
     A rebuild re-indexes only the skills holding the changed paths (the catch-up is a
     rescan, which still reads only files whose stat changed). A failed rebuild is logged and the watcher carries on. A
@@ -136,8 +137,11 @@ async def watch_folders(
                     task_status.started()
                 await anyio.sleep(_UNDECODABLE_RESCAN_S)
                 continue
-            if not started:  # serving waits for this: it goes on without a watcher until one is up
+            if not started:
+                # No watcher yet: catch up once all the same (a catalog restored from a digest cache is checked, a
+                # change made since the scan is found), then go on without one until one is up.
                 started = True
+                await rebuild(None)
                 task_status.started()
             if _LIMIT_REACHED in str(err):
                 # Each attempt walks every folder again (8 s of CPU at 100,000 skills) and fails the same way until
