@@ -7,7 +7,7 @@
                enumeration, index memory per file, beside their targets (`--only scale --skills 100000`)
   bench.peers  skillwire beside agentskills-mcp-server, FastMCP's skills extension and a bare SDK server:
                startup, skills/list enumeration and resources/read throughput over HTTP
-  bench.startup  spawn to first answer beside the hash floor plus imports; first answer after the port opens
+  bench.startup  spawn to first answer (no-watch, watching, warm digest cache) beside the hash floor and the SDK floor
   bench.gateway  a gateway in front of skillwire serve: first start, restart, reads/s through it vs direct, memory
 
 Each prints its own table; `--only index,live` runs a subset. The peers are installed on first use into

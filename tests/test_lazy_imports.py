@@ -170,6 +170,22 @@ def test_a_source_author_imports_load_no_git_and_no_watcher() -> None:
     assert _heavy_modules_after(code, heavy=(*HEAVY, "pygit2", "watchfiles")) == []
 
 
+def test_a_folder_served_without_ignore_files_never_loads_the_ignore_matcher(tmp_path: Path) -> None:
+    """skillwire choice (issue 23): `serve` imports what it needs before its first answer; the `.gitignore`-style
+    matcher (pathspec) loads with the first `.skillwireignore` read."""
+    (tmp_path / "alpha").mkdir()
+    (tmp_path / "alpha" / "SKILL.md").write_text("---\nname: alpha\ndescription: A\n---\n")
+    code = """
+    import sys
+    import skillwire.cli.serve, skillwire.service.run, skillwire.service.watch, skillwire.sources.folder.watch
+    from skillwire.sources.folder.source import FolderSource
+    assert len(FolderSource([sys.argv[1]]).scan()) == 1
+    """
+    assert _heavy_modules_after(code, str(tmp_path), heavy=("pathspec",)) == []
+    (tmp_path / "alpha" / ".skillwireignore").write_text("*.tmp\n")
+    assert "pathspec" in _heavy_modules_after(code, str(tmp_path), heavy=("pathspec",))
+
+
 def test_unknown_name_is_an_attribute_error() -> None:
     """A name that is not public raises AttributeError (so `hasattr` and `getattr(..., default)` keep working)."""
     with pytest.raises(AttributeError, match="no_such_name"):

@@ -119,6 +119,30 @@ def test_a_deferred_catalog_builds_each_skill_on_first_use_and_equals_an_eager_o
     assert sorted(built) == sorted(s.uri for s in skills)  # each built once, then kept
 
 
+def test_a_deferred_skill_whose_builder_finds_it_gone_is_withdrawn_from_every_answer() -> None:
+    """skillwire choice (issue 23): a restored skill is checked when first built; one that no longer matches its
+    source is served by no method, and its builder is asked once."""
+    kept, gone = make_skill(("a",), "x.md"), make_skill(("a", "inner"), "y.md")
+    asked: list[str] = []
+
+    def withdrawn() -> Skill | None:
+        asked.append(gone.uri)
+        return None
+
+    locations = {f.uri: MemoryFile(b"") for s in (kept, gone) for f in s.files}
+    lazy = Catalog.deferred([(kept.uri, lambda: kept), (gone.uri, withdrawn)], locations)
+    assert list(lazy.skill_uris) == [kept.uri, gone.uri]  # listed before anything is built
+    assert lazy.skill(gone.uri) is None
+    assert lazy.skills == (kept,)
+    assert lazy.skills_page(None, 10).items == (kept,)
+    assert lazy.skills_enclosing("skill://a/inner/y.md") == (kept,)
+    assert lazy.file("skill://a/inner/y.md") is None
+    assert lazy.file(gone.uri) is None
+    assert [f.file.uri for f in lazy.files_page(None, 10).items] == [kept.uri, "skill://a/x.md"]
+    assert not lazy.is_directory("skill://a/inner")
+    assert asked == [gone.uri]
+
+
 def test_a_deferred_skill_that_builds_another_uri_is_an_error() -> None:
     other = make_skill(("other",))
     lazy = Catalog.deferred([("skill://mine/SKILL.md", lambda: other)], {})

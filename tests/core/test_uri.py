@@ -5,7 +5,16 @@ from __future__ import annotations
 import pytest
 
 from skillwire.core.errors import InvalidSkillUri
-from skillwire.core.uri import canonical_uri, directory_uri, file_uri, normal_uri, same_uri, skill_root_of, skill_uri
+from skillwire.core.uri import (
+    canonical_uri,
+    directory_uri,
+    file_uri,
+    normal_uri,
+    same_uri,
+    skill_root_of,
+    skill_uri,
+    skill_uris_of,
+)
 
 
 def test_skill_uri_ends_in_skill_md() -> None:
@@ -121,3 +130,22 @@ def test_the_host_normal_form_is_the_servers_canonical_form() -> None:
     """skillwire choice (issue 11): host and server agree on which URI names a file."""
     for uri in ("skill://acme/caf%c3%a9/SKILL.md", "skill://a/x%20y.md", "skill://a/%7e.md"):
         assert normal_uri(uri) == canonical_uri(uri)
+
+
+@pytest.mark.parametrize(
+    ("base", "folders"),
+    [
+        ((), ["a", "team/pdf", "team/pdf/inner"]),
+        (("root",), ["", "x", "x/y"]),
+        (("a b",), ["", "c"]),  # a base that needs encoding
+        ((), ["team/a b", "café/x", "ok"]),  # one folder that does not make the rest take the slow way wrongly
+        ((), ["a//b", "/c", "d/"]),  # empty segments are dropped
+        ((), ["line\nbreak", "x"]),
+        ((), [""]),
+        ((), []),
+    ],
+)
+def test_skill_uris_of_many_folders_equal_skill_uri_of_each(base: tuple[str, ...], folders: list[str]) -> None:
+    """skillwire choice (issue 23): a warm restart names every skill at once; each name is `skill_uri`'s."""
+    expected = [skill_uri((*base, *filter(None, f.split("/")))) for f in folders]
+    assert skill_uris_of(base, folders) == expected

@@ -83,6 +83,7 @@ def forge(cache: Path, edit: Any) -> None:
 def rows(snapshot: Snapshot) -> list[SkillRow]:
     part = snapshot.per_root[0]
     assert part is not None
+    assert isinstance(part.rows, list)  # read_cache makes them a list, to edit
     return part.rows
 
 

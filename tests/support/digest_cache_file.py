@@ -11,14 +11,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from skillwire.sources.folder.cache_layout import Snapshot, decode, encode
+from skillwire.sources.folder.cache_layout import RootRows, Snapshot, decode, encode
 
 
 def read_cache(path: Path) -> tuple[dict[str, Any], Snapshot]:
-    """The header (decoded JSON) and the decoded snapshot of the cache file at `path`."""
+    """The header (decoded JSON) and the decoded snapshot of the cache file at `path`, each root's rows a list (to
+    edit)."""
     header, _, body = path.read_bytes().partition(b"\n")
     found: dict[str, Any] = json.loads(header)
-    return found, decode(body)
+    snapshot = decode(body)
+    per_root = [None if part is None else RootRows(part.real, list(part.rows)) for part in snapshot.per_root]
+    return found, Snapshot(snapshot.roots, snapshot.stamps, per_root, snapshot.refusals)
 
 
 def write_cache(path: Path, header: dict[str, Any], snapshot: Snapshot) -> None:

@@ -118,11 +118,11 @@ class LiveReload:
             if self.service.restored and not self.watch:
                 tg.start_soon(_rebuild, self.service)  # check the restored snapshot against the disk
             if self.watch:
-                # Awaited: setting the watcher up holds the interpreter's lock (watchfiles walks every folder
-                # under it, about a second for 10,000 skills) and its catch-up rescan competes for it, so a
-                # request answered meanwhile would wait. Serving starts once both are done; the HTTP port
-                # opens then too (`run.bind` leaves listening to the server), so its first answer is prompt.
-                await tg.start(self._watch)
+                # Not awaited: serving starts (and the HTTP port opens) as soon as the catalog is built. The
+                # watcher sets itself up meanwhile off the event loop (watchfiles walks every folder under the
+                # roots in a worker thread), then rescans once to catch up with whatever changed before it was
+                # up, so a change made after the first answer is never missed, only served a little later.
+                tg.start_soon(self._watch)
             try:
                 yield
             finally:

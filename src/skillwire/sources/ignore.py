@@ -18,8 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import pathspec
+if TYPE_CHECKING:  # imported when an ignore file is first read: a catalog without one never loads it
+    import pathspec
 
 IGNORE_FILE = ".skillwireignore"
 MAX_IGNORE_FILE_BYTES = 1 << 20  # a .skillwireignore larger than this is refused, not read (every source)
@@ -50,6 +52,8 @@ class IgnoreRules:
 
     def with_file(self, folder: str, lines: Iterable[str]) -> IgnoreRules:
         """These rules plus the patterns of an ignore file in `folder` (root-relative, `/`-separated)."""
+        import pathspec
+
         spec = pathspec.GitIgnoreSpec.from_lines(lines)
         return IgnoreRules((*self.specs, (folder, spec)))
 

@@ -144,7 +144,9 @@ def test_recently_changed_files_are_not_remembered(
 def test_restore_publishes_the_last_catalog_reading_only_skill_md(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, opened: list[str]
 ) -> None:
-    """No folder is walked; each restored skill's SKILL.md is read, so its frontmatter comes from its bytes."""
+    """No folder is walked and, until a skill is used, nothing but the cache is read (skillwire choice, issue 23:
+    a 100,000-skill restart publishes without reading 100,000 files); each skill's SKILL.md is read when it is
+    first built, so its frontmatter comes from its bytes."""
     root, cache = tmp_path / "skills", tmp_path / "digests.json"
     make_catalog(root)
     (root / "broken").mkdir()
@@ -161,12 +163,16 @@ def test_restore_publishes_the_last_catalog_reading_only_skill_md(
     source = FolderSource([root], digest_cache=cache)
     restored = source.restore(generation=0)
     assert restored is not None
+    assert [os.path.relpath(p, tmp_path) for p in opened] == ["digests.json"]
+    assert list(restored.skill_uris) == ["skill://team/alpha/SKILL.md", "skill://team/beta/SKILL.md"]
+    assert entries(restored) == entries(scanned)
     assert sorted(os.path.relpath(p, tmp_path) for p in opened) == [
         "digests.json",
         "skills/team/alpha/SKILL.md",
         "skills/team/beta/SKILL.md",
     ]
     assert entries(restored) == entries(scanned)
+    assert len(opened) == 3  # each SKILL.md read once: a skill is built once
     assert not source.verified
     assert source.changed("skill://team/alpha/SKILL.md")  # nothing checked yet: every skill may have changed
     monkeypatch.undo()
@@ -175,7 +181,7 @@ def test_restore_publishes_the_last_catalog_reading_only_skill_md(
     assert not source.changed("skill://team/alpha/SKILL.md")
 
 
-def test_a_restored_catalog_is_corrected_by_the_first_scan(tmp_path: Path) -> None:
+def test_a_restored_catalog_is_corrected_by_the_first_scan(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     root, cache = tmp_path / "skills", tmp_path / "digests.json"
     make_catalog(root)
     FolderSource([root], digest_cache=cache).scan()
@@ -185,6 +191,12 @@ def test_a_restored_catalog_is_corrected_by_the_first_scan(tmp_path: Path) -> No
     assert stale is not None
     assert stale.skill("skill://team/alpha/SKILL.md") is not None
     assert stale.skill("skill://team/beta/SKILL.md") is None  # its SKILL.md no longer matches: left for the scan
+    # Withdrawn from every answer, however asked (it was listed before anything was read).
+    assert [s.uri for s in stale.skills] == ["skill://team/alpha/SKILL.md"]
+    assert [s.uri for s in stale.skills_page(None, 10).items] == ["skill://team/alpha/SKILL.md"]
+    assert stale.file("skill://team/beta/scripts/run.py") is None
+    assert not any("Edited" in str(s.frontmatter) for s in stale.skills)
+    assert caplog.text.count("does not match the disk") == 1, caplog.text  # said once, however often asked
     fresh = source.update([str(root / "team" / "beta" / "SKILL.md")], generation=1)  # the first change: a full scan
     assert entries(fresh) == entries(FolderSource([root]).scan())
 
@@ -300,4 +312,5 @@ def test_a_cache_in_an_older_layout_is_ignored_not_trusted(
 def first_rows(snapshot: Snapshot) -> list[SkillRow]:
     part = snapshot.per_root[0]
     assert part is not None
+    assert isinstance(part.rows, list)  # read_cache makes them a list, to edit
     return part.rows

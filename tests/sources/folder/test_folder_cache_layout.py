@@ -15,7 +15,8 @@ import pytest
 
 from skillwire.core.catalog import Catalog
 from skillwire.sources.folder import source as filesystem
-from skillwire.sources.folder.cache_layout import decode, encode
+from skillwire.sources.folder.cache_layout import ColumnRows, decode, encode
+from skillwire.sources.folder.snapshot import snapshot_of
 from skillwire.sources.folder.source import FolderSource
 
 LENGTH = struct.Struct("<Q")
@@ -91,6 +92,31 @@ def test_encoding_a_decoded_body_gives_the_same_bytes(tmp_path: Path) -> None:
     assert any(row.folders for row in part.rows)
     assert any(row.real_dir != part.real + "/" + row.folder for row in part.rows)  # team/pdf is real-team/pdf
     assert encode(snapshot) == body
+
+
+def test_decoded_rows_are_made_when_asked_and_equal_the_rows_written(tmp_path: Path) -> None:
+    """skillwire choice (issue 23): a decoded root keeps its columns and makes a row when asked (a restore asks for
+    few); what it makes, from either end or a slice, is what `snapshot_of` wrote."""
+    root = varied_root(tmp_path)
+    source = FolderSource([root])
+    source.scan()
+    written = snapshot_of(source.roots, source._states, source._index, source._publish_refusals)
+    part, decoded = written.per_root[0], decode(encode(written)).per_root[0]
+    assert part is not None
+    assert decoded is not None
+    rows = decoded.rows
+    assert isinstance(rows, ColumnRows)
+    assert list(rows) == list(part.rows)
+    assert rows[-1] == part.rows[-1]
+    assert rows[1:3] == list(part.rows[1:3])
+    with pytest.raises(IndexError):
+        rows[len(rows)]
+    assert [rows.real_dir(k) for k in range(len(rows))] == [row.real_dir for row in part.rows]
+    assert [rows.file_count(k) for k in range(len(rows))] == [len(row.rels) for row in part.rows]
+    usual = [part.real + "/" + row.folder if row.folder else part.real for row in part.rows]
+    assert rows.unusual() == [k for k, row in enumerate(part.rows) if row.moved or row.real_dir != usual[k]]
+    assert rows.unusual()  # team/pdf is reached through a link, docs/receipts records files apart
+    assert ColumnRows.of(part.real, part.rows)[0] == part.rows[0]
 
 
 def sections_of(body: bytes) -> list[bytes]:

@@ -14,8 +14,6 @@ import pytest
 
 from skillwire.sources import worker_pool
 from skillwire.sources.folder import pool as folder_pool
-from skillwire.sources.folder import snapshot as folder_snapshot
-from skillwire.sources.folder import source as filesystem
 from skillwire.sources.folder.pool import hash_files
 from skillwire.sources.folder.records import FileRecord
 from skillwire.sources.folder.source import FolderSource
@@ -113,33 +111,3 @@ def test_files_a_dead_worker_leaves_are_hashed_by_the_scan_itself(
     monkeypatch.setattr(sys, "executable", shutil.which("false"))
     hash_files(parallel, real, workers=2)
     assert [fields(r) for r, _ in parallel] == [fields(r) for r, _ in serial]
-
-
-def test_a_restore_checking_skill_md_in_worker_processes_equals_the_serial_one(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The same skills come back, frontmatter parsed from the bytes on disk, and a skill whose SKILL.md changed
-    since the cache was written is left out, whichever process read it."""
-    monkeypatch.setattr(filesystem, "RACY_NS", 0)
-    root, cache = tmp_path / "skills", tmp_path / "digests.json"
-    mixed_tree(root)
-    FolderSource([root], digest_cache=cache).scan()
-    (root / "team/s3/SKILL.md").write_text("---\nname: s3\ndescription: Edited while down\n---\n")
-    serial = FolderSource([root], digest_cache=cache).restore()
-    monkeypatch.setattr(worker_pool, "workers_for", lambda items: 1)
-    monkeypatch.setattr(folder_snapshot, "_VERIFY_CHUNK", 2)
-    sent: list[object] = []
-    send = worker_pool._Worker.send
-
-    def counted(worker: worker_pool._Worker[Any], chunk: Any, task: worker_pool.Task) -> None:
-        sent.append(chunk)
-        send(worker, chunk, task)
-
-    monkeypatch.setattr(worker_pool._Worker, "send", counted)
-    parallel = FolderSource([root], digest_cache=cache).restore()
-    assert sent  # a worker process read some of them
-    assert serial is not None
-    assert parallel is not None
-    assert [s.to_entry() for s in parallel.skills] == [s.to_entry() for s in serial.skills]
-    assert "skill://team/s3/SKILL.md" not in parallel.skill_uris
-    assert len(parallel.skill_uris) == 5

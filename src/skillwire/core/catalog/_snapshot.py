@@ -88,7 +88,8 @@ class Catalog(BrowsableCatalog):
         """`locations`: how to read each file's bytes, by file URI, or a function of (skill, file) that says."""
         self.generation = generation
         self.refusals: tuple[Refusal, ...] = tuple(refusals)
-        self._skills: dict[str, Skill | _Deferred] = {s.uri: s for s in sorted(skills, key=_uri_of)}
+        # A deferred skill's builder may find it gone (None: withdrawn, see `deferred`).
+        self._skills: dict[str, Skill | _Deferred | None] = {s.uri: s for s in sorted(skills, key=_uri_of)}
         self._skill_uris: list[str] = list(self._skills)
         self._locate: Locator = _by_uri(locations) if isinstance(locations, Mapping) else locations
         # Derived on first use; a snapshot never changes, so a value computed twice is the same value.
@@ -103,13 +104,14 @@ class Catalog(BrowsableCatalog):
 
     @property
     def skill_uris(self) -> Sequence[str]:
-        """The URI of every served skill's SKILL.md, in order (no skill is built to list them)."""
+        """The URI of every served skill's SKILL.md, in order (no skill is built to list them; a deferred skill
+        withdrawn when built stays listed here)."""
         return self._skill_uris
 
     @property
     def skills(self) -> tuple[Skill, ...]:
         """Every served skill, in URI order."""
-        return tuple(self._get(uri) for uri in self._skill_uris)
+        return _present(self._get(uri) for uri in self._skill_uris)
 
     def skill(self, uri: str) -> Skill | None:
         """The skill whose SKILL.md is at `uri` (canonical), or None."""
@@ -120,7 +122,7 @@ class Catalog(BrowsableCatalog):
 
         `among`: only skills whose URI it holds are considered (and none other is built).
         """
-        return tuple(self._get(u) for u in self.skill_uris_enclosing(uri, among))
+        return _present(self._get(u) for u in self.skill_uris_enclosing(uri, among))
 
     def skill_uris_enclosing(self, uri: str, among: Container[str] | None = None) -> tuple[str, ...]:
         """`skills_enclosing` by URI, without building any skill."""
@@ -130,7 +132,7 @@ class Catalog(BrowsableCatalog):
     def skills_page(self, cursor: str | None, limit: int) -> Page[Skill]:
         """A page of skills after `cursor`, in URI order."""
         keys, next_cursor = paginate(self._skill_uris, cursor, limit, scope="skills")
-        return Page(tuple(self._get(k) for k in keys), next_cursor)
+        return Page(_present(self._get(k) for k in keys), next_cursor)
 
     # -- files -----------------------------------------------------------------------------------------------------
 
@@ -191,7 +193,7 @@ class Catalog(BrowsableCatalog):
 
     def _skills_under(self, outer: Skill) -> list[Skill]:
         """`outer` and every skill nested in it."""
-        return [self._get(u) for u in self.skill_uris_under(outer.root_uri)]
+        return list(_present(self._get(u) for u in self.skill_uris_under(outer.root_uri)))
 
     def skill_uris_under(self, root_uri: str) -> Sequence[str]:
         """The URIs of the skills at or below the directory `root_uri`, in order (none is built)."""
@@ -200,12 +202,12 @@ class Catalog(BrowsableCatalog):
         hi = bisect_left(self._skill_uris, prefix[:-1] + "0", lo)  # "0" sorts right after "/"
         return self._skill_uris[lo:hi]
 
-    def _get(self, uri: str) -> Skill:
-        """The skill at `uri` (which must be served), built now if it was deferred."""
+    def _get(self, uri: str) -> Skill | None:
+        """The skill at `uri` (which must be listed), built now if it was deferred; None if it was withdrawn."""
         found = self._skills[uri]
         if isinstance(found, _Deferred):
             skill = found.build()
-            if skill.uri != uri:
+            if skill is not None and skill.uri != uri:
                 raise ValueError(f"a deferred skill for {uri} built {skill.uri}")
             self._skills[uri] = found = skill  # a race builds it twice; both results are equal
         return found
@@ -213,7 +215,7 @@ class Catalog(BrowsableCatalog):
     @classmethod
     def deferred(
         cls,
-        builders: Iterable[tuple[str, Callable[[], Skill]]],
+        builders: Iterable[tuple[str, Callable[[], Skill | None]]],
         locations: Mapping[str, FileContent] | Locator,
         refusals: Iterable[Refusal] = (),
         generation: int = 0,
@@ -222,7 +224,9 @@ class Catalog(BrowsableCatalog):
     ) -> Catalog:
         """A catalog whose skills are built on first use: (skill URI, builder) pairs, for a fast start.
 
-        The URIs must be canonical and unique; each builder must return the skill at its URI.
+        The URIs must be canonical and unique; each builder must return the skill at its URI, or None if it finds
+        that skill gone (a restored snapshot's skill whose SKILL.md no longer matches): it is then withdrawn, served
+        by no method, though `skill_uris` and `len` still count it (they build nothing).
         `file_count`, if known, answers `file_count` without building every skill (with a
         mapping of `locations`, its size is used).
         """
@@ -249,10 +253,15 @@ def _by_uri(locations: Mapping[str, FileContent]) -> Locator:
 
 @dataclass(frozen=True, slots=True)
 class _Deferred:
-    build: Callable[[], Skill]
+    build: Callable[[], Skill | None]
 
 
-def _first(pair: tuple[str, Callable[[], Skill]]) -> str:
+def _present(skills: Iterable[Skill | None]) -> tuple[Skill, ...]:
+    """`skills` without the withdrawn ones."""
+    return tuple(s for s in skills if s is not None)
+
+
+def _first(pair: tuple[str, Callable[[], Skill | None]]) -> str:
     return pair[0]
 
 

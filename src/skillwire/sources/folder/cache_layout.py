@@ -6,6 +6,8 @@ each text column is one UTF-8 string split on "\\n" (no served name, folder or c
 number column an `array("q")`. What is rare (a skill folder reached through a link, files recorded apart, empty
 folders, refusals) sits in a small JSON section. Every length, count, index and name is checked while decoding
 (`ValueError`/`TypeError`/`IndexError` otherwise): a forged or truncated body is refused whole, never half used.
+Decoded rows stay columns (`ColumnRows`): each `SkillRow` is made when asked, so a restart that builds few skills
+makes few rows (at 100,000 skills, making every row was two thirds of a decode).
 
     body = encode(snapshot)
     snapshot = decode(body)          # a Snapshot whose rows passed the name checks; the roots are checked later
@@ -14,16 +16,15 @@ folders, refusals) sits in a small JSON section. Every length, count, index and 
 from __future__ import annotations
 
 import json
-import operator
 import os
 import re
 import struct
 import sys
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 from skillwire.core.catalog import Refusal
 from skillwire.core.uri import UNADDRESSABLE
@@ -53,10 +54,136 @@ class SkillRow(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class RootRows:
-    """One root's part of a snapshot: its resolved path when written, and its served skills in folder order."""
+    """One root's part of a snapshot: its resolved path when written, and its served skills in folder order
+    (decoded: `ColumnRows`)."""
 
     real: str
-    rows: list[SkillRow]
+    rows: Sequence[SkillRow]
+
+
+class ColumnRows(Sequence[SkillRow]):
+    """A root's rows as decoded columns, every name and count already checked; each `SkillRow` is made when asked.
+
+    What a restore needs of every row without making it: its folder, real folder, files recorded apart, and how
+    many files it lists."""
+
+    __slots__ = (
+        "_digests",
+        "_empty",
+        "_hints",
+        "_lines",
+        "_mime_index",
+        "_mimes",
+        "_moved",
+        "_odd_dirs",
+        "_rels",
+        "_rules",
+        "_sizes",
+        "_stamps",
+        "_starts",
+        "base",
+        "folders",
+        "real",
+    )
+
+    def __init__(
+        self,
+        real: str,
+        *,
+        folders: list[str],
+        hints: list[str],
+        lines: array[int],
+        rules: bytes,
+        counts: Iterable[int],
+        files: tuple[list[str], list[str], list[str], array[int], array[int], array[int]],
+        sparse: tuple[dict[int, str], dict[int, dict[str, str]], dict[int, list[str]]],
+    ) -> None:
+        """`files`: every row's files in order: paths, digests, the MIME table, each file's index in it, sizes,
+        stamps. `sparse`: by row, real folders other than the usual one, files recorded apart, empty folders."""
+        self.real, self.folders, self._hints, self._lines, self._rules = real, folders, hints, lines, rules
+        self._starts = array("q", [0])
+        self._starts.extend(accumulate(counts))
+        self._rels, self._digests, self._mimes, self._mime_index, self._sizes, self._stamps = files
+        self._odd_dirs, self._moved, self._empty = sparse
+        self.base: tuple[str, ...] = (os.path.basename(real),) if "" in folders else ()
+
+    @classmethod
+    def of(cls, real: str, rows: Sequence[SkillRow]) -> ColumnRows:
+        """`rows` (as `snapshot_of` makes them) as columns."""
+        if isinstance(rows, ColumnRows):
+            return rows
+        mimes = sorted({m for row in rows for m in row.mimes})
+        index = {m: i for i, m in enumerate(mimes)}
+        return cls(
+            real,
+            folders=[row.folder for row in rows],
+            hints=[row.hint for row in rows],
+            lines=array("q", [row.line for row in rows]),
+            rules=bytes(1 if row.no_rules else 0 for row in rows),
+            counts=[len(row.rels) for row in rows],
+            files=(
+                [rel for row in rows for rel in row.rels],
+                [d for row in rows for d in row.digests],
+                mimes,
+                array("H", [index[m] for row in rows for m in row.mimes]),
+                array("q", [s for row in rows for s in row.sizes]),
+                array("q", [s for row in rows for s in row.stamps]),
+            ),
+            sparse=(
+                {k: row.real_dir for k, row in enumerate(rows) if row.real_dir != _usual(real, row.folder)},
+                {k: row.moved for k, row in enumerate(rows) if row.moved},
+                {k: row.folders for k, row in enumerate(rows) if row.folders},
+            ),
+        )
+
+    def __len__(self) -> int:
+        return len(self.folders)
+
+    @overload
+    def __getitem__(self, k: int) -> SkillRow: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> list[SkillRow]: ...
+
+    def __getitem__(self, k: int | slice) -> SkillRow | list[SkillRow]:
+        if isinstance(k, slice):
+            return [self[i] for i in range(len(self))[k]]
+        k = range(len(self))[k]  # IndexError past either end
+        a, b = self._starts[k], self._starts[k + 1]
+        return SkillRow(
+            self.folders[k],
+            self.skill_path(k),
+            self._hints[k],
+            self._lines[k],
+            self.real_dir(k),
+            self._rules[k] == 1,
+            self._rels[a:b],
+            self._digests[a:b],
+            self._sizes[a:b].tolist(),
+            [self._mimes[i] for i in self._mime_index[a:b]],
+            self._stamps[a:b].tolist(),
+            dict(self._moved.get(k, {})),
+            list(self._empty.get(k, [])),
+        )
+
+    def skill_path(self, k: int) -> tuple[str, ...]:
+        """Row `k`'s skill path: it follows from its folder (not stored), so no row names a folder elsewhere."""
+        return self.base + tuple(filter(None, self.folders[k].split("/")))
+
+    def real_dir(self, k: int) -> str:
+        odd = self._odd_dirs.get(k)
+        return odd if odd is not None else _usual(self.real, self.folders[k])
+
+    def moved(self, k: int) -> dict[str, str]:
+        return self._moved.get(k, {})
+
+    def file_count(self, k: int, end: int | None = None) -> int:
+        """How many files row `k` lists (with `end`: rows `k` to `end`, excluded, together)."""
+        return self._starts[k + 1 if end is None else end] - self._starts[k]
+
+    def unusual(self) -> list[int]:
+        """The rows whose folder is not the usual one (root + folder) or that record files apart (links), few."""
+        return sorted({*self._odd_dirs, *self._moved})
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +287,7 @@ def _sections(body: bytes) -> list[bytes]:
 
 
 def _root_rows(part: Any, columns: Sequence[bytes]) -> RootRows:
-    """One root's rows from its meta entry and its ten columns, every name checked."""
+    """One root's rows from its meta entry and its ten columns, every name, count and index checked."""
     if not isinstance(part, dict):
         raise TypeError("malformed root")
     real, n, m, mimes = part["real"], part["skills"], part["files"], part["mimes"]
@@ -177,12 +304,13 @@ def _root_rows(part: Any, columns: Sequence[bytes]) -> RootRows:
         _split(digest_col, m),
     )
     lines, counts = _numbers(line_col, "q", n), _numbers(count_col, "q", n)
-    sizes, stamps = _numbers(size_col, "q", m), _numbers(stamp_col, "q", m)
+    sizes, stamps, mime_index = _numbers(size_col, "q", m), _numbers(stamp_col, "q", m), _numbers(mime_col, "H", m)
     if len(rules_col) != n or rules_col.count(0) + rules_col.count(1) != n:
         raise ValueError("malformed rule flags")
     if (n and min(counts) < 1) or sum(counts) != m or (m and min(sizes) < 0):
         raise ValueError("malformed file counts or sizes")
-    mime_of = [mimes[i] for i in _numbers(mime_col, "H", m)]  # IndexError for an index past the table
+    if m and max(mime_index) >= len(mimes):
+        raise IndexError("a MIME type index past the table")
     for where in odd_dirs.values():
         if not isinstance(where, str):
             raise TypeError("malformed real folder")
@@ -193,35 +321,19 @@ def _root_rows(part: Any, columns: Sequence[bytes]) -> RootRows:
         if not isinstance(kept, list) or not all(isinstance(f, str) for f in kept):
             raise TypeError("malformed folders")
     _check_names(folder_col, rel_col, *("\n".join(f) for f in empty.values()), *("\n".join(d) for d in moved.values()))
-    base = (os.path.basename(real),) if "" in folders else ()
-    real_dirs = [real + "/" + folder if folder else real for folder in folders]
-    for key, where in odd_dirs.items():
-        real_dirs[int(key)] = where
-    moved_of: list[dict[str, str]] = [{} for _ in folders]
-    for key, found in moved.items():
-        moved_of[int(key)] = found
-    empty_of: list[list[str]] = [[] for _ in folders]
-    for key, found in empty.items():
-        empty_of[int(key)] = found
-    ends = list(accumulate(counts))
-    cuts = list(map(slice, map(operator.sub, ends, counts), ends))  # each skill's files: built in C, not per row
-    rows = list(
-        map(
-            SkillRow,
-            folders,
-            [base + tuple(filter(None, folder.split("/"))) for folder in folders],
-            hints,
-            lines,
-            real_dirs,
-            [flag == 1 for flag in rules_col],
-            map(rels.__getitem__, cuts),
-            map(digests.__getitem__, cuts),
-            map(sizes.__getitem__, cuts),
-            map(mime_of.__getitem__, cuts),
-            map(stamps.__getitem__, cuts),
-            moved_of,
-            empty_of,
-        )
+    rows = ColumnRows(
+        real,
+        folders=folders,
+        hints=hints,
+        lines=lines,
+        rules=rules_col,
+        counts=counts,
+        files=(rels, digests, mimes, mime_index, sizes, stamps),
+        sparse=(
+            {int(k): v for k, v in odd_dirs.items()},
+            {int(k): v for k, v in moved.items()},
+            {int(k): v for k, v in empty.items()},
+        ),
     )
     return RootRows(real, rows)
 
@@ -263,12 +375,12 @@ def _split(column: bytes, count: int) -> list[str]:
     return items
 
 
-def _numbers(column: bytes, kind: str, count: int) -> list[int]:
+def _numbers(column: bytes, kind: str, count: int) -> array[int]:
     numbers = array(kind)
     numbers.frombytes(column)  # ValueError for a length that is not a multiple of the item size
     if len(numbers) != count:
         raise ValueError("a column holds more or fewer numbers than listed")
-    return numbers.tolist()
+    return numbers
 
 
 def _text(items: list[str]) -> bytes:

@@ -86,6 +86,8 @@ __all__ = ["FolderFile", "FolderSource", "Progress"]
 
 logger = logging.getLogger(__name__)
 
+_MISMATCHES_SAID = 5  # restored skills that do not match the disk said one by one (then one line for the rest)
+
 
 class FolderSource(IncrementalSource, WatchableSource, RestorableSource):
     """A source of skills: one or more root folders on the local filesystem.
@@ -121,6 +123,7 @@ class FolderSource(IncrementalSource, WatchableSource, RestorableSource):
         self._restored_from: tuple[Snapshot, Catalog, Checked] | None = None
         self._distrust: set[str] = set()  # during update(): locations to read again whatever their stamp
         self._cache_reported = False
+        self._mismatches = 0  # restored skills found not to match the disk when built (`_mismatch`)
 
     @property
     def label(self) -> str:
@@ -234,13 +237,13 @@ class FolderSource(IncrementalSource, WatchableSource, RestorableSource):
     def restore(self, generation: int = 0) -> Catalog | None:
         """The catalog the digest cache's snapshot holds for these roots, read from the cache alone.
 
-        This is the near-instant restart: nothing on disk is walked, and only each skill's
-        SKILL.md is read (the frontmatter published is parsed from bytes whose digest the
-        cache lists, never taken from the cache's text; a skill whose SKILL.md does not
-        match is left for the scan). The caller must `scan()` soon after (the server does
-        so in the background). Until then `changed()` answers True for every skill, and
-        reads still re-hash what they send. None when there is no cache, no snapshot, or
-        one for other roots.
+        This is the near-instant restart: nothing on disk is walked or read here. Each skill's
+        SKILL.md is read when the skill is first built (listed, got, read): the frontmatter
+        published is parsed from bytes whose digest the cache lists, never taken from the
+        cache's text, and a skill whose SKILL.md does not match is withdrawn until the scan.
+        The caller must `scan()` soon after (the server does so in the background). Until
+        then `changed()` answers True for every skill, and reads still re-hash what they
+        send. None when there is no cache, no snapshot, or one for other roots.
         """
         if self.digest_cache_path is None or self._states:
             return None
@@ -249,25 +252,31 @@ class FolderSource(IncrementalSource, WatchableSource, RestorableSource):
             snapshot = self._snapshot_in(cache)
             if snapshot is None:
                 return None
+            trusted_before_ns = time.time_ns() - RACY_NS
             try:
-                restored = restore_catalog(snapshot, self.roots, generation, time.time_ns() - RACY_NS)
+                restored = restore_catalog(snapshot, self.roots, generation, trusted_before_ns, self._mismatch)
             except (*UNUSABLE, SkillError) as exc:
                 self._cache_ignored(f"unusable ({exc})")
                 return None
         if restored is None:
             self._cache_ignored("it was written for other roots, or a root now resolves elsewhere")
             return None
-        catalog, dropped, checked = restored
-        if dropped:
-            cache_ignored(
-                self.digest_cache_path,
-                f"{len(dropped)} skill(s) in it do not match the disk (SKILL.md changed, moved or not as recorded), "
-                f"so they are not restored but indexed afresh: {', '.join(shown_name(d) for d in dropped[:5])}"
-                + (" ..." if len(dropped) > 5 else ""),
-            )
+        catalog, checked = restored
         self._restored, self._restored_from = True, (snapshot, catalog, checked)
         logger.info("restored %d skills from %s; checking the disk next", len(catalog), self.digest_cache_path)
         return catalog
+
+    def _mismatch(self, shown: str) -> None:
+        """Say (a few times, then once that there are more) that a restored skill does not match the disk."""
+        self._mismatches += 1
+        if self._mismatches <= _MISMATCHES_SAID:
+            cache_ignored(
+                self.digest_cache_path,
+                f"skill {shown_name(shown)} in it does not match the disk (SKILL.md changed, moved or not as "
+                "recorded): not served until the disk is checked",
+            )
+        elif self._mismatches == _MISMATCHES_SAID + 1:
+            cache_ignored(self.digest_cache_path, "more skills in it do not match the disk (not said one by one)")
 
     def update(self, paths: Iterable[str | os.PathLike[str]], generation: int) -> Catalog:
         """Apply changes at `paths` (files or folders, changed, added or removed) and build a catalog.

@@ -28,7 +28,6 @@ from pathlib import Path
 
 import anyio
 from anyio.abc import TaskStatus
-from watchfiles import Change
 
 from skillwire.sources.folder.watch import watch_folders
 from skillwire.sources.port import DEFAULT_PACE, Rebuild, WatchPace
@@ -73,7 +72,7 @@ def watched_places(import_path: Sequence[str], skill_roots: Sequence[Path]) -> W
     return WatchedPlaces((*folders, *sorted(metadata)[:MAX_METADATA_FOLDERS]), tuple(dict.fromkeys(skill_roots)))
 
 
-def _is_metadata(change: Change, path: str) -> bool:
+def _is_metadata(path: str) -> bool:
     """A change to a metadata folder in an import-path folder, or to a file inside one."""
     where = Path(path)
     return where.name.endswith(METADATA_SUFFIXES) or where.parent.name.endswith(METADATA_SUFFIXES)
