@@ -147,6 +147,8 @@ def build_skill(
         raise type(skill_md)(skill_md.message, rule=skill_md.rule, path=SKILL_FILE, line=skill_md.line)
     fm, line = skill_md
     check_frontmatter(fm, line, skill_path)
+    if fm["name"] is not skill_path[-1] and type(fm["name"]) is str:
+        fm["name"] = skill_path[-1]  # an equal string (just checked): one copy of a skill's name, not two
     manifest = [SkillFile(f.rel_path, uri, f.digest, f.size, f.mime_type) for f, uri in zip(files, uris, strict=True)]
     manifest.sort(key=manifest_order)
     empty = sorted(f for f in folders if nameable_folder(f) and len(directory_uri(skill_path, f)) <= MAX_URI_LENGTH)

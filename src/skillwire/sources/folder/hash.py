@@ -61,6 +61,7 @@ def hash_file(
             if hash(key) == prev.stamp and key[4] < trusted_before_ns and key[3] < trusted_before_ns:
                 rec.size, rec.stamp = prev.size, prev.stamp
                 rec.digest, rec.mime, rec.frontmatter = prev.digest, prev.mime, prev.frontmatter
+                rec.ident = None
                 return None
         fd, st = open_regular(path, within=real_root, ident=rec.ident)
         rec.ident = None

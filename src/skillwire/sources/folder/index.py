@@ -71,6 +71,7 @@ def index_skills(
     root_prefix = state.real_root + "/"
     total = len(todo)
     fresh: list[Job] = []  # files with nothing to go by: read and hashed after this loop, on every core
+    same: dict[int, FileRecord] = {}  # id of a walked record -> the earlier record it equals
     done = 0
     for rec in todo:
         if not (rec.rel.isascii() or encodes(rec.rel)):
@@ -96,6 +97,8 @@ def index_skills(
                 reread.add(rec.rel)
         else:
             error = hash_file(rec, path, usable, trusted_before_ns, state.real_root)
+            if error is None and rec.digest is usable.digest and rec.location == usable.location:
+                same[id(rec)] = usable  # unchanged, its fields copied from `usable`: keep that record instead
         if isinstance(error, FileNotFoundError):
             vanished.add(id(rec))  # removed (or renamed away) since the walk listed it: it is not there
         elif error is not None:
@@ -124,6 +127,11 @@ def index_skills(
         kept = [f for f in state.files if id(f) not in vanished]
         state.files[:] = kept
         state.rels[:] = [f.rel for f in kept]
+    if same:
+        # A rescan keeps the records (and their path strings) of unchanged files: the walk's copies are freed
+        # together, so a rescan of an unchanged tree leaves the memory it found, not a second set beside holes.
+        state.files[:] = [same.get(id(f), f) for f in state.files]
+        state.rels[:] = [f.rel for f in state.files]
     if known_errors:
         errors = {**known_errors, **errors}
     build_skills(state, skill_dirs, errors, reread, built_before=built_before, vanished=bool(vanished))
@@ -151,7 +159,6 @@ def build_skills(
     root_prefix = state.real_root + "/"
     gone: list[str] = []
     for skill_dir in skill_dirs:
-        display = os.path.join(display_root, skill_dir) if skill_dir else display_root
         skill_path = base + tuple(intern(p) for p in skill_dir.split("/") if p)  # team/area prefixes repeat
         prefix = skill_dir + "/" if skill_dir else ""
         lo, hi = span(state.rels, skill_dir)
@@ -168,7 +175,7 @@ def build_skills(
         if (
             isinstance(before, Built)
             and before.signature == signature
-            and (before.real_dir, before.rules, before.display) == (real_dir, rules, display)
+            and (before.real_dir, before.rules, before.shown_root) == (real_dir, rules, display_root)
             and not any(rec.rel in errors or rec.rel in reread for rec in members)
         ):
             state.results[skill_dir] = before  # unchanged: the published objects are shared, not rebuilt
@@ -179,9 +186,12 @@ def build_skills(
             )
         except SkillError as err:
             rel = err.path or SKILL_FILE
+            display = os.path.join(display_root, skill_dir) if skill_dir else display_root
             state.results[skill_dir] = Refusal(os.path.join(display, rel), err.rule, err.message, err.line)
             continue
-        state.results[skill_dir] = Built(skill, moved, display, real_dir, skill_dir, rules, state.real_root, signature)
+        state.results[skill_dir] = Built(
+            skill, moved, display_root, real_dir, skill_dir, rules, state.real_root, signature
+        )
     if gone:
         for skill_dir in gone:
             state.results.pop(skill_dir, None)

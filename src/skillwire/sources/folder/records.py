@@ -70,12 +70,17 @@ class Built:
 
     skill: Skill
     moved: dict[str, str] | None  # files (by path in the skill) whose location is not real_dir/path: links
-    display: str
+    shown_root: str  # the root as it was named (shared by its skills): `display` is it joined with `rel_dir`
     real_dir: str
     rel_dir: str
     rules: IgnoreRules
     root: str
     signature: int  # hash of the folder as walked: files with their stamps, bad paths and empty folders
+
+    @property
+    def display(self) -> str:
+        """The skill's folder as the root was named (what refusals and `where` show)."""
+        return os.path.join(self.shown_root, self.rel_dir) if self.rel_dir else self.shown_root
 
     def location(self, f: SkillFile) -> str:
         """Where the bytes of this skill's file `f` live."""

@@ -284,6 +284,7 @@ def priors_of(
         for part, when in zip(snapshot.per_root, [*trusted, *[None] * len(roots)], strict=False)
     ]
     real_roots = [os.path.realpath(r) for r in roots]
+    shown_roots = [str(r) for r in roots]
     for i, row in rows:
         prior = priors[i]
         if prior is None:
@@ -307,14 +308,13 @@ def priors_of(
             prior.records[rec.rel] = rec
             members.append(rec)
         members.sort(key=rel_of)
-        display = os.path.join(str(roots[i]), skill_dir) if skill_dir else str(roots[i])
         rules = IgnoreRules.empty() if no_rules is True else None
         if rules is not None:
             skill = restored.skill(directory_uri(row.skill_path) + "/" + SKILL_FILE) if restored is not None else None
             prior.results[skill_dir] = Built(
                 skill or _skill_from_row(row, hint_of(row)),
                 moved or None,
-                display,
+                shown_roots[i],
                 real_dir,
                 skill_dir,
                 rules,
