@@ -177,7 +177,9 @@ def test_an_entry_kept_for_a_newer_snapshot_drops_every_older_one() -> None:
     assert cache.get("skill://a/y.md", after) is not None
 
 
-@pytest.mark.parametrize(("size", "text"), [(0, ""), (40, "a line of notes, forty characters long.\n"), (4000, "é" * 2000)])
+@pytest.mark.parametrize(
+    ("size", "text"), [(0, ""), (40, "a line of notes, forty characters long.\n"), (4000, "é" * 2000)]
+)
 def test_what_the_cache_counts_is_what_its_entries_hold_in_memory(size: int, text: str) -> None:
     """Memory per cached item is bounded (issue 23): the bytes tracemalloc sees the entries hold (the text, the URI,
     the record and its slot) are at most what the cache counts against its capacity, and not far below it, so

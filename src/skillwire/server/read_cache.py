@@ -115,4 +115,3 @@ class ReadCache:
         entry = self._entries.pop(uri, None)
         if entry is not None:
             self.used -= entry.cost
-

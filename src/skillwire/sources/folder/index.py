@@ -35,6 +35,7 @@ from skillwire.sources.folder.records import (
     is_under,
     signature_of,
 )
+from skillwire.sources.ignore import IgnoreRules
 
 PROGRESS_EVERY = 512  # files hashed between two calls of a progress callback
 
@@ -52,6 +53,7 @@ def index_skills(
     recheck_skill_md: bool = False,
     checked: set[str] | None = None,
     known_errors: dict[str, OSError] | None = None,
+    rules_before: dict[str, tuple[str, IgnoreRules]] | None = None,
 ) -> None:
     """Hash the files of `skill_dirs` found by a walk (`walked`, sorted), then build each skill into `state`.
 
@@ -60,7 +62,8 @@ def index_skills(
     its skill rebuilt unless the bytes give exactly the frontmatter recorded: a cache can pair true stamps
     with any text, so frontmatter is only ever published from the bytes on disk. SKILL.md files in
     `checked` were read by `restore` in this process: their stamps are its own, so they need no second read.
-    `known_errors`: files already found unreadable (by path), hashed before this call and not in `walked`."""
+    `known_errors`: files already found unreadable (by path), hashed before this call and not in `walked`.
+    `rules_before`: the last scan's `RootState.rules`, whose objects an unchanged skill keeps (`build_skills`)."""
     in_skill = set(state.rules)
     root_is_skill = "" in in_skill
     memo: dict[str, bool] = {}
@@ -134,7 +137,9 @@ def index_skills(
         state.rels[:] = [f.rel for f in state.files]
     if known_errors:
         errors = {**known_errors, **errors}
-    build_skills(state, skill_dirs, errors, reread, built_before=built_before, vanished=bool(vanished))
+    build_skills(
+        state, skill_dirs, errors, reread, built_before=built_before, vanished=bool(vanished), rules_before=rules_before
+    )
 
 
 def build_skills(
@@ -146,18 +151,22 @@ def build_skills(
     built_before: dict[str, Built | Refusal],
     vanished: bool,
     root_is_skill: bool | None = None,
+    rules_before: dict[str, tuple[str, IgnoreRules]] | None = None,
 ) -> None:
     """Build each skill of `skill_dirs` from `state`'s hashed files into `state.results` (unchanged ones shared
     from `built_before`); with `vanished` (files gone since the walk), a skill whose SKILL.md went is dropped.
 
     `errors`: files that could not be read, by path; `reread`: files read again whatever their stamp.
-    `root_is_skill`: whether the root folder is a skill (default: whether `state` holds it as one)."""
+    `root_is_skill`: whether the root folder is a skill (default: whether `state` holds it as one).
+    `rules_before`: the last scan's rules by skill folder: an unchanged skill keeps that entry and its folder
+    name, so the walk's copies are freed together (a rescan then leaves no survivors among freed memory)."""
     if root_is_skill is None:
         root_is_skill = "" in state.rules
     base: tuple[str, ...] = (os.path.basename(state.real_root),) if root_is_skill else ()
     display_root = str(state.root)
     root_prefix = state.real_root + "/"
     gone: list[str] = []
+    kept: dict[str, tuple[str, tuple[str, IgnoreRules]]] = {}  # skill folder -> the last scan's name and rules
     for skill_dir in skill_dirs:
         skill_path = base + tuple(intern(p) for p in skill_dir.split("/") if p)  # team/area prefixes repeat
         prefix = skill_dir + "/" if skill_dir else ""
@@ -179,6 +188,9 @@ def build_skills(
             and not any(rec.rel in errors or rec.rel in reread for rec in members)
         ):
             state.results[skill_dir] = before  # unchanged: the published objects are shared, not rebuilt
+            old = rules_before.get(skill_dir) if rules_before is not None else None
+            if old is not None and old == (real_dir, rules) and before.rel_dir == skill_dir:
+                kept[skill_dir] = (before.rel_dir, old)
             continue
         try:
             skill, moved = _build_skill(
@@ -192,11 +204,24 @@ def build_skills(
         state.results[skill_dir] = Built(
             skill, moved, display_root, real_dir, skill_dir, rules, state.real_root, signature
         )
+    if kept:
+        _keep_earlier(state, kept)
     if gone:
         for skill_dir in gone:
             state.results.pop(skill_dir, None)
             del state.rules[skill_dir]
         state.skill_dirs = [d for d in state.skill_dirs if d not in set(gone)]
+
+
+def _keep_earlier(state: RootState, kept: dict[str, tuple[str, tuple[str, IgnoreRules]]]) -> None:
+    """Put the last scan's equal objects (folder name, rules entry) in place of the walk's for unchanged skills."""
+    rules = [(kept[d][0], kept[d][1]) if d in kept else (d, v) for d, v in state.rules.items()]
+    state.rules.clear()
+    state.rules.update(rules)
+    results = [(kept[d][0], v) if d in kept else (d, v) for d, v in state.results.items()]
+    state.results.clear()
+    state.results.update(results)
+    state.skill_dirs[:] = [kept[d][0] if d in kept else d for d in state.skill_dirs]
 
 
 def _build_skill(

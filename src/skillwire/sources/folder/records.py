@@ -119,10 +119,11 @@ class Prior:
     trusted_before_ns: int
     from_cache: bool = False  # a digest cache's word, not this process's own scan: SKILL.md is read again
     checked: set[str] = field(default_factory=set)  # ... except these, which `restore` read itself
+    rules: dict[str, tuple[str, IgnoreRules]] = field(default_factory=dict)  # each skill folder's, as `RootState`
 
     @classmethod
     def of(cls, state: RootState) -> Prior:
-        return cls({f.rel: f for f in state.files}, state.results, state.trusted_before_ns)
+        return cls({f.rel: f for f in state.files}, state.results, state.trusted_before_ns, rules=state.rules)
 
 
 @dataclass(frozen=True, slots=True)

@@ -379,6 +379,7 @@ class FolderSource(IncrementalSource, WatchableSource, RestorableSource):
             state.files,
             prior.records,
             built_before=prior.results,
+            rules_before=prior.rules,
             trusted_before_ns=prior.trusted_before_ns,
             progress=self.progress,
             distrust=self._distrust,

@@ -1,0 +1,68 @@
+"""What an index keeps in memory (issue 23): bytes per indexed file bounded, and a rescan that keeps what it had.
+
+Both are skillwire choices, measured without timing: tracemalloc counts the bytes the index holds (the same on
+any machine for one Python version), and object identity shows what a rescan kept.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+from bench.generate import generate
+
+from skillwire.sources.digest_cache import RACY_NS
+from skillwire.sources.folder.records import RootState
+from skillwire.sources.folder.source import FolderSource
+
+SKILLS, FILES = 300, 5
+BYTES_PER_FILE = 820  # CPython 3.11: 773 (886 before issue 23), the skills' own share included
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A generated catalog (bench's generator), old enough that its files' stamps vouch for their bytes."""
+    base = tmp_path_factory.mktemp("catalog")
+    generate(base, skills=SKILLS, files=FILES)
+    time.sleep(RACY_NS / 1e9 + 0.1)
+    return base
+
+
+def test_an_index_holds_a_bounded_number_of_bytes_per_file(root: Path) -> None:
+    """Everything a scan keeps (the catalog's skills and files, the source's records for the next rescan) stays
+    under BYTES_PER_FILE per file: no URI string per file, no second copy of what a skill shares."""
+    FolderSource([root]).scan()  # what a scan imports on first use is not the index
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        source = FolderSource([root])
+        catalog = source.scan()
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert catalog.file_count == SKILLS * FILES
+    assert held / catalog.file_count <= BYTES_PER_FILE, held / catalog.file_count
+
+
+def test_a_rescan_of_an_unchanged_tree_keeps_the_objects_it_had(root: Path) -> None:
+    """A rescan (the watcher's catch-up, SIGHUP) of an unchanged tree keeps its file records, skill folders and
+    published skills, so it frees the walk's copies together instead of leaving a second set beside holes."""
+    source = FolderSource([root])
+    first = source.scan()
+    state = source._states[0]
+    assert isinstance(state, RootState)
+    records, folders, rules = list(state.files), list(state.skill_dirs), list(state.rules.values())
+    second = source.scan()
+    again = source._states[0]
+    assert isinstance(again, RootState)
+    assert again is not state
+    assert len(again.files) == len(records) == SKILLS * FILES
+    assert all(a is b for a, b in zip(again.files, records, strict=True))
+    assert all(a is b for a, b in zip(again.skill_dirs, folders, strict=True))
+    assert all(a is b for a, b in zip(again.rules.values(), rules, strict=True))
+    assert all(a is b for a, b in zip(second.skills, first.skills, strict=True))
