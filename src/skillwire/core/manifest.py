@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import FrozenInstanceError, dataclass, field
 from typing import Any
 
+from skillwire.core.digest import Digest, digest_text
 from skillwire.core.errors import LimitExceeded
 from skillwire.core.uri import SKILL_FILE, directory_uri, skill_uri
 
@@ -32,17 +33,18 @@ class SkillFile:
     its `rel_path`, so a file costs no URI string of its own (100,000 skills of five files hold 500,000).
     """
 
-    __slots__ = ("_head", "_tail", "digest", "mime_type", "rel_path", "size")
+    __slots__ = ("_digest", "_head", "_tail", "mime_type", "rel_path", "size")
     __match_args__ = ("rel_path", "uri", "digest", "size", "mime_type")
 
     rel_path: str
     _head: str
     _tail: str
-    digest: str
+    _digest: Digest
     size: int
     mime_type: str
 
-    def __init__(self, rel_path: str, uri: str, digest: str, size: int, mime_type: str) -> None:
+    def __init__(self, rel_path: str, uri: str, digest: Digest, size: int, mime_type: str) -> None:
+        """`digest`: its `sha256:{hex}` text, or the 32 bytes `digest.compact_digest` keeps of it (no text kept)."""
         cut = len(uri) - len(rel_path)
         plain = cut > 0 and uri[cut - 1] == "/" and uri.endswith(rel_path)
         head, tail = (uri[:cut], rel_path) if plain else ("", uri)
@@ -50,13 +52,18 @@ class SkillFile:
         setattr_(self, "rel_path", rel_path)
         setattr_(self, "_head", head)
         setattr_(self, "_tail", tail)
-        setattr_(self, "digest", digest)
+        setattr_(self, "_digest", digest)
         setattr_(self, "size", size)
         setattr_(self, "mime_type", mime_type)
 
     @property
     def uri(self) -> str:
         return self._head + self._tail
+
+    @property
+    def digest(self) -> str:
+        """`sha256:{hex}` (made from the raw bytes when those are what is kept)."""
+        return digest_text(self._digest)
 
     def _rehome(self, head: str) -> bool:
         """Share `head` if this file's URI is `head` + its tail: True. Only equal strings are swapped (nothing
@@ -74,7 +81,7 @@ class SkillFile:
         return True
 
     def _fields(self) -> tuple[str, str, str, int, str]:
-        return (self.rel_path, self._head + self._tail, self.digest, self.size, self.mime_type)
+        return (self.rel_path, self._head + self._tail, digest_text(self._digest), self.size, self.mime_type)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, SkillFile):
@@ -101,7 +108,7 @@ class SkillFile:
 
     def to_wire(self) -> dict[str, Any]:
         """The SkillResource JSON object."""
-        return {"uri": self._head + self._tail, "digest": self.digest, "size": self.size}
+        return {"uri": self._head + self._tail, "digest": digest_text(self._digest), "size": self.size}
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 from skillwire.core.catalog import Refusal
+from skillwire.core.digest import Digest
 from skillwire.core.display import terminal_safe
 from skillwire.core.errors import FrontmatterError, SkillError
 from skillwire.core.fields import optional_field_problem
@@ -76,7 +77,7 @@ class FileFacts(NamedTuple):
 
     rel_path: str
     size: int
-    digest: str
+    digest: Digest  # its text, or the raw bytes `digest.compact_digest` keeps
     mime_type: str
 
 

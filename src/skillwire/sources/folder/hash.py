@@ -12,7 +12,6 @@ import errno
 import hashlib
 import os
 
-from skillwire.core.digest import sha256_digest
 from skillwire.core.errors import SkillError
 from skillwire.core.mime import DEFAULT_MIME_TYPE, mime_type_for
 from skillwire.core.skill_rules import (
@@ -73,7 +72,7 @@ def hash_file(
                     read = len(data)
                     if mime == DEFAULT_MIME_TYPE and looks_like_text(data[:_SNIFF]):
                         mime = "text/plain"
-                    digest = sha256_digest(data)
+                    digest = hashlib.sha256(data).digest()  # raw: kept as 32 bytes (`digest.compact_digest`)
                     kept = data if is_skill_md else None
                 else:
                     h = hashlib.sha256()
@@ -86,7 +85,7 @@ def hash_file(
                         h.update(chunk)
                         if is_skill_md:
                             chunks.append(chunk)
-                    digest = "sha256:" + h.hexdigest()
+                    digest = h.digest()
                     kept = b"".join(chunks) if is_skill_md else None
                 if read == size:
                     break

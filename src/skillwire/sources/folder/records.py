@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from skillwire.core.catalog import Refusal, StampedContent
+from skillwire.core.digest import Digest
 from skillwire.core.errors import SkillError
 from skillwire.core.manifest import Skill, SkillFile
 from skillwire.core.mime import DEFAULT_MIME_TYPE
@@ -40,7 +41,7 @@ class FileRecord:
     # since 50,000 files each keep one. Equal stamps mean an unchanged file (a collision is 1 in 2**64, and
     # reads re-hash the bytes they send anyway).
     stamp: int | None = None
-    digest: str | None = None
+    digest: Digest | None = None  # the raw sha256 (`digest.compact_digest`), or a digest cache's text that is not one
     mime: str = DEFAULT_MIME_TYPE
     # A SKILL.md's parsed frontmatter and its first line, or why it did not parse.
     frontmatter: tuple[dict[str, Any], int] | SkillError | None = None

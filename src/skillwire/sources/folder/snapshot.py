@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from skillwire.core.catalog import Catalog, Refusal
-from skillwire.core.digest import sha256_digest
+from skillwire.core.digest import compact_digest, digest_text, sha256_digest
 from skillwire.core.errors import SkillError
 from skillwire.core.manifest import Skill, SkillFile
 from skillwire.core.skill_rules import (
@@ -81,7 +81,7 @@ def snapshot_of(
                     real_dir=built.real_dir,
                     no_rules=not built.rules.specs,
                     rels=[rec.rel[cut:] for rec in members],
-                    digests=[rec.digest or "" for rec in members],
+                    digests=[digest_text(rec.digest) if rec.digest is not None else "" for rec in members],
                     sizes=[rec.size for rec in members],
                     mimes=[rec.mime for rec in members],
                     stamps=[rec.stamp or 0 for rec in members],
@@ -135,7 +135,8 @@ def hint_of(row: SkillRow) -> dict[str, Any]:
 
 def _skill_from_row(row: SkillRow, frontmatter: dict[str, Any]) -> Skill:
     uris = file_uris(directory_uri(row.skill_path) + "/", row.rels)
-    files = sorted(map(SkillFile, row.rels, uris, row.digests, row.sizes, row.mimes), key=manifest_order)
+    digests = map(compact_digest, row.digests)
+    files = sorted(map(SkillFile, row.rels, uris, digests, row.sizes, row.mimes), key=manifest_order)
     return Skill(row.skill_path, frontmatter, tuple(files), tuple(row.folders))
 
 
@@ -295,7 +296,7 @@ def priors_of(
         for rel, digest, size, mime, stamp in zip(rels, digests, sizes, mimes, stamps, strict=True):
             where = moved.get(rel) or real_dir + "/" + rel
             usual = real_roots[i] + "/" + prefix + rel
-            rec = FileRecord(prefix + rel, None if where == usual else where, size, stamp, digest, mime)
+            rec = FileRecord(prefix + rel, None if where == usual else where, size, stamp, compact_digest(digest), mime)
             if rel == SKILL_FILE:
                 seen = checked.get((i, skill_dir))
                 if seen is not None:  # read by `restore` in this process: known by the stamp it saw then
