@@ -53,7 +53,7 @@ def index_skills(
     recheck_skill_md: bool = False,
     checked: set[str] | None = None,
     known_errors: dict[str, OSError] | None = None,
-    rules_before: dict[str, tuple[str, IgnoreRules]] | None = None,
+    rules_before: dict[str, tuple[str | None, IgnoreRules]] | None = None,
 ) -> None:
     """Hash the files of `skill_dirs` found by a walk (`walked`, sorted), then build each skill into `state`.
 
@@ -151,7 +151,7 @@ def build_skills(
     built_before: dict[str, Built | Refusal],
     vanished: bool,
     root_is_skill: bool | None = None,
-    rules_before: dict[str, tuple[str, IgnoreRules]] | None = None,
+    rules_before: dict[str, tuple[str | None, IgnoreRules]] | None = None,
 ) -> None:
     """Build each skill of `skill_dirs` from `state`'s hashed files into `state.results` (unchanged ones shared
     from `built_before`); with `vanished` (files gone since the walk), a skill whose SKILL.md went is dropped.
@@ -166,7 +166,7 @@ def build_skills(
     display_root = str(state.root)
     root_prefix = state.real_root + "/"
     gone: list[str] = []
-    kept: dict[str, tuple[str, tuple[str, IgnoreRules]]] = {}  # skill folder -> the last scan's name and rules
+    kept: dict[str, tuple[str, tuple[str | None, IgnoreRules]]] = {}  # skill folder -> the last scan's name and rules
     for skill_dir in skill_dirs:
         skill_path = base + tuple(intern(p) for p in skill_dir.split("/") if p)  # team/area prefixes repeat
         prefix = skill_dir + "/" if skill_dir else ""
@@ -176,7 +176,8 @@ def build_skills(
             gone.append(skill_dir)  # its SKILL.md went away since the walk: no longer a skill
             continue
         bad = [b for b in state.bad_paths if is_under(b.path, skill_dir)]
-        real_dir, rules = state.rules[skill_dir]
+        apart, rules = state.rules[skill_dir]
+        real_dir = apart if apart is not None else root_prefix + skill_dir if skill_dir else state.real_root
         lo, hi = span(state.folders, skill_dir)
         folders = state.folders[lo:hi]
         signature = signature_of(members, bad, skill_dir, folders)
@@ -189,7 +190,7 @@ def build_skills(
         ):
             state.results[skill_dir] = before  # unchanged: the published objects are shared, not rebuilt
             old = rules_before.get(skill_dir) if rules_before is not None else None
-            if old is not None and old == (real_dir, rules) and before.rel_dir == skill_dir:
+            if old is not None and old == (apart, rules) and before.rel_dir == skill_dir:
                 kept[skill_dir] = (before.rel_dir, old)
             continue
         try:
@@ -202,7 +203,7 @@ def build_skills(
             state.results[skill_dir] = Refusal(os.path.join(display, rel), err.rule, err.message, err.line)
             continue
         state.results[skill_dir] = Built(
-            skill, moved, display_root, real_dir, skill_dir, rules, state.real_root, signature
+            skill, moved, display_root, apart, skill_dir, rules, state.real_root, signature
         )
     if kept:
         _keep_earlier(state, kept)
@@ -213,7 +214,7 @@ def build_skills(
         state.skill_dirs = [d for d in state.skill_dirs if d not in set(gone)]
 
 
-def _keep_earlier(state: RootState, kept: dict[str, tuple[str, tuple[str, IgnoreRules]]]) -> None:
+def _keep_earlier(state: RootState, kept: dict[str, tuple[str, tuple[str | None, IgnoreRules]]]) -> None:
     """Put the last scan's equal objects (folder name, rules entry) in place of the walk's for unchanged skills."""
     rules = [(kept[d][0], kept[d][1]) if d in kept else (d, v) for d, v in state.rules.items()]
     state.rules.clear()

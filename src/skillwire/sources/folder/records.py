@@ -58,7 +58,8 @@ class Walk:
     files: list[FileRecord] = field(default_factory=list)
     bad_paths: list[Refusal] = field(default_factory=list)
     skill_dirs: list[str] = field(default_factory=list)
-    skill_rules: dict[str, tuple[str, IgnoreRules]] = field(default_factory=dict)
+    # Each skill folder's real folder (None: the usual one, the real root + "/" + its path) and ignore rules.
+    skill_rules: dict[str, tuple[str | None, IgnoreRules]] = field(default_factory=dict)
     linked: bool = False  # a symbolic link was followed: a path's location is not root + rel
     folders: list[str] = field(default_factory=list)  # empty branches: folders below which nothing was recorded
     # Folders handed off to be walked elsewhere, and folders below which only those lie, children before parents.
@@ -72,11 +73,18 @@ class Built:
     skill: Skill
     moved: dict[str, str] | None  # files (by path in the skill) whose location is not real_dir/path: links
     shown_root: str  # the root as it was named (shared by its skills): `display` is it joined with `rel_dir`
-    real_dir: str
+    apart: str | None  # the real folder when it is not `root` + "/" + `rel_dir` (reached through a link), else None
     rel_dir: str
     rules: IgnoreRules
     root: str
     signature: int  # hash of the folder as walked: files with their stamps, bad paths and empty folders
+
+    @property
+    def real_dir(self) -> str:
+        """The skill's real folder (resolved path)."""
+        if self.apart is not None:
+            return self.apart
+        return self.root + "/" + self.rel_dir if self.rel_dir else self.root
 
     @property
     def display(self) -> str:
@@ -101,7 +109,7 @@ class RootState:
     folders: list[str]  # sorted: the empty branches (`Skill.folders`), root-relative
     bad_paths: list[Refusal]
     skill_dirs: list[str]  # sorted
-    rules: dict[str, tuple[str, IgnoreRules]]
+    rules: dict[str, tuple[str | None, IgnoreRules]]  # as `Walk.skill_rules`
     results: dict[str, Built | Refusal]
     linked: bool
     trusted_before_ns: int  # stamps older than this were hashed by a scan that started later
@@ -120,7 +128,7 @@ class Prior:
     trusted_before_ns: int
     from_cache: bool = False  # a digest cache's word, not this process's own scan: SKILL.md is read again
     checked: set[str] = field(default_factory=set)  # ... except these, which `restore` read itself
-    rules: dict[str, tuple[str, IgnoreRules]] = field(default_factory=dict)  # each skill folder's, as `RootState`
+    rules: dict[str, tuple[str | None, IgnoreRules]] = field(default_factory=dict)  # as `RootState.rules`
 
     @classmethod
     def of(cls, state: RootState) -> Prior:

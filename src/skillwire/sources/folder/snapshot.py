@@ -316,7 +316,7 @@ def priors_of(
                 skill or _skill_from_row(row, hint_of(row)),
                 moved or None,
                 shown_roots[i],
-                real_dir,
+                None if real_dir == (real_roots[i] + "/" + skill_dir if skill_dir else real_roots[i]) else real_dir,
                 skill_dir,
                 rules,
                 real_roots[i],

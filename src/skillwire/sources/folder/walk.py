@@ -127,7 +127,7 @@ def walk_dir(
                     files.append(record)
                     if name == SKILL_FILE:
                         walk.skill_dirs.append(rel_dir)
-                        walk.skill_rules[rel_dir] = (real_dir, rules)
+                        walk.skill_rules[rel_dir] = (None if at_usual_path else real_dir, rules)
                 continue
             st = os.stat(entry.path) if is_link else entry.stat(follow_symlinks=False)
         except OSError as exc:
@@ -184,7 +184,7 @@ def walk_dir(
             walk.files.append(record)
             if name == SKILL_FILE:
                 walk.skill_dirs.append(rel_dir)
-                walk.skill_rules[rel_dir] = (real_dir, rules)
+                walk.skill_rules[rel_dir] = (None if at_usual_path else real_dir, rules)
         else:
             walk.bad_paths.append(Refusal(rel, "not-a-file", "not a regular file (device, socket or pipe)"))
 
