@@ -34,6 +34,7 @@ from skillwire.sources.folder.records import (
     in_some_skill,
     is_under,
     signature_of,
+    span_of,
 )
 from skillwire.sources.ignore import IgnoreRules
 
@@ -129,12 +130,10 @@ def index_skills(
     if vanished:
         kept = [f for f in state.files if id(f) not in vanished]
         state.files[:] = kept
-        state.rels[:] = [f.rel for f in kept]
     if same:
         # A rescan keeps the records (and their path strings) of unchanged files: the walk's copies are freed
         # together, so a rescan of an unchanged tree leaves the memory it found, not a second set beside holes.
         state.files[:] = [same.get(id(f), f) for f in state.files]
-        state.rels[:] = [f.rel for f in state.files]
     if known_errors:
         errors = {**known_errors, **errors}
     build_skills(
@@ -170,7 +169,7 @@ def build_skills(
     for skill_dir in skill_dirs:
         skill_path = base + tuple(intern(p) for p in skill_dir.split("/") if p)  # team/area prefixes repeat
         prefix = skill_dir + "/" if skill_dir else ""
-        lo, hi = span(state.rels, skill_dir)
+        lo, hi = span_of(state.files, skill_dir)
         members = state.files[lo:hi]
         if vanished and not any(rec.rel == prefix + SKILL_FILE for rec in members):
             gone.append(skill_dir)  # its SKILL.md went away since the walk: no longer a skill

@@ -6,10 +6,13 @@ the small path helpers they all use (root-relative paths are "/"-separated, "" i
 
 from __future__ import annotations
 
+import heapq
 import os
 import time
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +35,14 @@ Progress = Callable[[int, int], None]
 
 @dataclass(slots=True)
 class FileRecord:
-    """One file under a root, and what is known of its content once hashed."""
+    """One file under a root, and what is known of its content once hashed.
 
-    rel: str  # root-relative, "/"-separated
+    Its root-relative path (`rel`) is kept in two parts, `head` + `tail`: a walk gives the files of one folder
+    one shared head (the folder's path) and each its name as tail (names repeat: "SKILL.md"), so 500,000 files
+    hold no path string each. Constructed with one path and no head, the tail is the whole path.
+    """
+
+    tail: str  # the path after `head` ("/"-separated)
     location: str | None  # resolved real path; None for the usual one, the real root + "/" + rel (saves a string)
     size: int = 0
     # hash((dev, ino, size, mtime_ns, ctime_ns)) at the read, None until hashed: one int, not a tuple of five,
@@ -48,6 +56,12 @@ class FileRecord:
     # hash((st_dev, st_ino)) the walk saw, until hashed: a file opened by path that is this one is where the walk
     # found it (inside the root), so its path need not be resolved again.
     ident: int | None = None
+    head: str = field(default="", kw_only=True)  # "" or a folder path ending in "/", shared by a folder's files
+
+    @property
+    def rel(self) -> str:
+        """Root-relative, "/"-separated."""
+        return self.head + self.tail
 
 
 @dataclass(slots=True)
@@ -104,8 +118,7 @@ class RootState:
 
     root: Path
     real_root: str
-    files: list[FileRecord]
-    rels: list[str]  # [f.rel for f in files], for bisecting
+    files: list[FileRecord]  # sorted by path (`span_of` finds a folder's)
     folders: list[str]  # sorted: the empty branches (`Skill.folders`), root-relative
     bad_paths: list[Refusal]
     skill_dirs: list[str]  # sorted
@@ -187,6 +200,24 @@ def printable(refusal: Refusal) -> Refusal:
 
 def rel_of(f: FileRecord) -> str:
     return f.rel
+
+
+def merged(runs: Sequence[list[FileRecord]]) -> list[FileRecord]:
+    """The records of `runs` (each sorted by path) in path order. A sort by key would make every path string at
+    once (50 MB at 500,000 files); the handed-off folders of a cold scan are disjoint subtrees, so their runs
+    are only put in order (a merge, making one path at a time, if some do interleave)."""
+    ordered = sorted((run for run in runs if run), key=lambda run: run[0].rel)
+    if all(a[-1].rel < b[0].rel for a, b in pairwise(ordered)):
+        return [f for run in ordered for f in run]
+    return list(heapq.merge(*ordered, key=rel_of))
+
+
+def span_of(files: Sequence[FileRecord], folder: str) -> tuple[int, int]:
+    """The slice of `files` (sorted by path) that lies under `folder` ("" is everything): a skill's files."""
+    if not folder:
+        return 0, len(files)
+    lo = bisect_left(files, folder + "/", key=rel_of)
+    return lo, bisect_left(files, folder + "0", lo, key=rel_of)  # "0" sorts right after "/"
 
 
 def in_some_skill(rel: str, skill_dirs: set[str], memo: dict[str, bool], *, root_is_skill: bool) -> bool:

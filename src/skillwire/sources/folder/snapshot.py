@@ -32,7 +32,6 @@ from skillwire.core.skill_rules import (
     manifest_order,
     read_frontmatter,
     shown_name,
-    span,
 )
 from skillwire.core.uri import SKILL_FILE, directory_uri
 from skillwire.sources import worker_pool
@@ -49,6 +48,7 @@ from skillwire.sources.folder.records import (
     printable,
     rel_of,
     signature_of,
+    span_of,
 )
 from skillwire.sources.ignore import IgnoreRules
 from skillwire.sources.safe_open import open_regular, read_at_most
@@ -68,10 +68,12 @@ def snapshot_of(
             built = state.results[skill_dir]
             if not isinstance(built, Built) or index.get(built.skill.uri) is not built:
                 continue
-            lo, hi = span(state.rels, skill_dir)
+            lo, hi = span_of(state.files, skill_dir)
             members = state.files[lo:hi]  # in path order; a skill lists SKILL.md first
             cut = len(skill_dir) + 1 if skill_dir else 0
-            md = state.files[bisect.bisect_left(state.rels, skill_dir + "/" + SKILL_FILE if cut else SKILL_FILE)]
+            md = state.files[
+                bisect.bisect_left(state.files, skill_dir + "/" + SKILL_FILE if cut else SKILL_FILE, key=rel_of)
+            ]
             rows.append(
                 SkillRow(
                     folder=skill_dir,
@@ -296,7 +298,9 @@ def priors_of(
         for rel, digest, size, mime, stamp in zip(rels, digests, sizes, mimes, stamps, strict=True):
             where = moved.get(rel) or real_dir + "/" + rel
             usual = real_roots[i] + "/" + prefix + rel
-            rec = FileRecord(prefix + rel, None if where == usual else where, size, stamp, compact_digest(digest), mime)
+            rec = FileRecord(
+                rel, None if where == usual else where, size, stamp, compact_digest(digest), mime, head=prefix
+            )
             if rel == SKILL_FILE:
                 seen = checked.get((i, skill_dir))
                 if seen is not None:  # read by `restore` in this process: known by the stamp it saw then

@@ -364,7 +364,6 @@ class FolderSource(IncrementalSource, WatchableSource, RestorableSource):
             root=root,
             real_root=real_root,
             files=walk.files,
-            rels=[f.rel for f in walk.files],
             folders=sorted(walk.folders),
             bad_paths=walk.bad_paths,
             skill_dirs=sorted(walk.skill_dirs),
