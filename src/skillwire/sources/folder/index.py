@@ -10,7 +10,7 @@ in as problems.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from sys import intern
 
 from skillwire.core.catalog import Refusal
@@ -45,7 +45,7 @@ def index_skills(
     state: RootState,
     skill_dirs: Sequence[str],
     walked: Sequence[FileRecord],
-    old: dict[str, FileRecord],
+    old: Mapping[str, FileRecord],
     *,
     built_before: dict[str, Built | Refusal],
     trusted_before_ns: int,

@@ -10,7 +10,7 @@ import heapq
 import os
 import time
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
@@ -136,7 +136,7 @@ class NeedFullScan(Exception):
 class Prior:
     """What the last scan of a root knew: files by path (with stamps and digests), skills by folder."""
 
-    records: dict[str, FileRecord]
+    records: Mapping[str, FileRecord]
     results: dict[str, Built | Refusal]
     trusted_before_ns: int
     from_cache: bool = False  # a digest cache's word, not this process's own scan: SKILL.md is read again
@@ -145,7 +145,27 @@ class Prior:
 
     @classmethod
     def of(cls, state: RootState) -> Prior:
-        return cls({f.rel: f for f in state.files}, state.results, state.trusted_before_ns, rules=state.rules)
+        return cls(ByPath(state.files), state.results, state.trusted_before_ns, rules=state.rules)
+
+
+class ByPath(Mapping[str, FileRecord]):
+    """Records sorted by path, looked up by path with a bisect: a rescan's view of the last scan's records without
+    a dictionary of every path (a key string per file, all made at once)."""
+
+    def __init__(self, files: Sequence[FileRecord]) -> None:
+        self._files = files
+
+    def __getitem__(self, rel: str) -> FileRecord:
+        at = bisect_left(self._files, rel, key=rel_of)
+        if at < len(self._files) and self._files[at].rel == rel:
+            return self._files[at]
+        raise KeyError(rel)
+
+    def __iter__(self) -> Iterator[str]:
+        return (f.rel for f in self._files)
+
+    def __len__(self) -> int:
+        return len(self._files)
 
 
 @dataclass(frozen=True, slots=True)

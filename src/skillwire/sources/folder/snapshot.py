@@ -282,9 +282,10 @@ def priors_of(
     if rows is None:
         return None
     same_stamps = snapshot.stamps == STAMP_SCHEME
+    records: list[dict[str, FileRecord]] = [{} for _ in snapshot.per_root]  # each root's, by path
     priors: list[Prior | None] = [
-        Prior({}, {}, when, from_cache=True) if part is not None and when is not None and same_stamps else None
-        for part, when in zip(snapshot.per_root, [*trusted, *[None] * len(roots)], strict=False)
+        Prior(found, {}, when, from_cache=True) if part is not None and when is not None and same_stamps else None
+        for found, part, when in zip(records, snapshot.per_root, [*trusted, *[None] * len(roots)], strict=False)
     ]
     real_roots = [os.path.realpath(r) for r in roots]
     shown_roots = [str(r) for r in roots]
@@ -310,7 +311,7 @@ def priors_of(
                     # Only compared: a scan from the cache reads and parses every SKILL.md again (small files)
                     # and keeps the skill only if this equals what the bytes say (see `index_skills`).
                     rec.frontmatter = (hint_of(row), line)
-            prior.records[rec.rel] = rec
+            records[i][rec.rel] = rec
             members.append(rec)
         members.sort(key=rel_of)
         rules = IgnoreRules.empty() if no_rules is True else None
