@@ -83,3 +83,29 @@ def test_sorted_runs_of_records_come_out_in_path_order(runs: list[list[str]]) ->
     ]
     everything = sorted((f for run in records for f in run), key=rel_of)
     assert [f.rel for f in merged(records)] == [f.rel for f in everything]
+
+
+def test_a_rescan_never_changes_a_record_of_the_last_scan_in_place(tmp_path: Path) -> None:
+    """The walk lists the last scan's own record for a file found where it was (`Walk.reuse`); if the file changed,
+    a new record takes its place and the old one keeps what the last scan published."""
+    generate(tmp_path, skills=3, files=2)
+    time.sleep(RACY_NS / 1e9 + 0.1)
+    source = FolderSource([tmp_path])
+    source.scan()
+    state = source._states[0]
+    assert isinstance(state, RootState)
+    [edited] = [f for f in state.files if f.rel.endswith("skill-00001/references/doc-0.md")]
+    kept = [f for f in state.files if f is not edited]
+    before = (edited.digest, edited.size, edited.stamp)
+    (tmp_path / edited.rel).write_bytes(b"other bytes\n")
+    catalog = source.scan()
+    again = source._states[0]
+    assert isinstance(again, RootState)
+    assert (edited.digest, edited.size, edited.stamp) == before
+    [now] = [f for f in again.files if f.rel == edited.rel]
+    assert now is not edited
+    assert now.size == len(b"other bytes\n")
+    assert all(any(f is k for f in again.files) for k in kept)
+    served = catalog.file("skill://" + edited.rel)
+    assert served is not None
+    assert served.file.size == now.size

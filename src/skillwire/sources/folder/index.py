@@ -23,6 +23,7 @@ from skillwire.core.skill_rules import (
     span,
 )
 from skillwire.core.uri import SKILL_FILE
+from skillwire.sources.digest_cache import file_key
 from skillwire.sources.folder.hash import hash_file, same_parse
 from skillwire.sources.folder.pool import Job, hash_files
 from skillwire.sources.folder.records import (
@@ -76,8 +77,10 @@ def index_skills(
     total = len(todo)
     fresh: list[Job] = []  # files with nothing to go by: read and hashed after this loop, on every core
     same: dict[int, FileRecord] = {}  # id of a walked record -> the earlier record it equals
+    copies: dict[int, FileRecord] = {}  # id of an earlier record the walk listed -> the new record in its place
     done = 0
-    for rec in todo:
+    for listed in todo:
+        rec = listed
         if not (rec.rel.isascii() or encodes(rec.rel)):
             continue  # under a folder whose name is not UTF-8: its skill is refused for that, unread
         path = rec.location or root_prefix + rec.rel
@@ -86,6 +89,18 @@ def index_skills(
         if distrust and path in distrust:
             usable = None
             reread.add(rec.rel)
+        if rec is prev:  # the walk listed the last scan's own record (`Walk.reuse`): kept only while unchanged
+            state_of = _unchanged(rec, path, trusted_before_ns) if usable is not None else False
+            if state_of is True:
+                done += 1
+                if progress is not None and (done % PROGRESS_EVERY == 0 or done == total):
+                    progress(done, total)
+                continue
+            if isinstance(state_of, FileNotFoundError):
+                vanished.add(id(rec))
+                done += 1
+                continue
+            rec = copies[id(prev)] = FileRecord(prev.tail, prev.location, head=prev.head)  # never changed in place
         if usable is None:
             fresh.append((rec, path))
             continue
@@ -127,6 +142,8 @@ def index_skills(
                 vanished.add(id(rec))
             elif error is not None:
                 errors[rec.rel] = error
+    if copies:
+        state.files[:] = [copies.get(id(f), f) for f in state.files]
     if vanished:
         kept = [f for f in state.files if id(f) not in vanished]
         state.files[:] = kept
@@ -139,6 +156,16 @@ def index_skills(
     build_skills(
         state, skill_dirs, errors, reread, built_before=built_before, vanished=bool(vanished), rules_before=rules_before
     )
+
+
+def _unchanged(rec: FileRecord, path: str, trusted_before_ns: int) -> bool | OSError:
+    """True if the file at `path` still has `rec`'s stamp, old enough to vouch for its bytes (as `hash_file` asks of
+    a previous record); False if not; the OSError if it cannot be stat'ed."""
+    try:
+        key = file_key(os.stat(path))
+    except OSError as exc:
+        return exc
+    return hash(key) == rec.stamp and key[4] < trusted_before_ns and key[3] < trusted_before_ns
 
 
 def build_skills(

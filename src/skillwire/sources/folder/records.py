@@ -78,6 +78,9 @@ class Walk:
     folders: list[str] = field(default_factory=list)  # empty branches: folders below which nothing was recorded
     # Folders handed off to be walked elsewhere, and folders below which only those lie, children before parents.
     deferred: list[str] = field(default_factory=list)
+    # The last scan's records by path (a rescan's): a file found at the same place is listed as that record, not a
+    # new one, so a rescan of an unchanged tree makes no record (`index_skills` never changes one it did not make).
+    reuse: Mapping[str, FileRecord] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -357,7 +357,7 @@ class FolderSource(IncrementalSource, WatchableSource, RestorableSource):
                 distrust=self._distrust,
                 trusted_before_ns=started - RACY_NS,
             )
-        walk = Walk(root=real_root)
+        walk = Walk(root=real_root, reuse=None if prior.from_cache else prior.records)
         walk_dir(walk, real_root, "", IgnoreRules.empty(), frozenset(), stat_files=False, project=project)
         walk.files.sort(key=rel_of)
         state = RootState(

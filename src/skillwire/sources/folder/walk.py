@@ -123,9 +123,14 @@ def walk_dir(
             is_link = entry.is_symlink()
             if not stat_files and not is_link and entry.is_file(follow_symlinks=False):
                 if not builtin_ignored(name, is_dir=False) and not (rules.specs and rules.ignored(rel, is_dir=False)):
-                    record = FileRecord(intern(name), None if at_usual_path else entry.path, head=prefix)
-                    record.ident = hash((ident[0], entry.inode()))  # no system call: the directory entry's inode
-                    files.append(record)
+                    location = None if at_usual_path else entry.path
+                    earlier = walk.reuse.get(rel) if walk.reuse is not None else None
+                    if earlier is not None and earlier.location == location and earlier.stamp is not None:
+                        files.append(earlier)  # `index_skills` checks its stamp and copies it if the file changed
+                    else:
+                        record = FileRecord(intern(name), location, head=prefix)
+                        record.ident = hash((ident[0], entry.inode()))  # no system call: the entry's inode
+                        files.append(record)
                     if name == SKILL_FILE:
                         walk.skill_dirs.append(rel_dir)
                         walk.skill_rules[rel_dir] = (None if at_usual_path else real_dir, rules)
