@@ -9,6 +9,7 @@
                startup, skills/list enumeration and resources/read throughput over HTTP
   bench.startup  spawn to first answer (no-watch, watching, warm digest cache) beside the hash floor and the SDK floor
   bench.gateway  a gateway in front of skillwire serve: first start, restart, reads/s through it vs direct, memory
+  bench.memory   a live server's RSS when ready, after a full listing, 5,000 verified reads and a read load, peak
 
 Each prints its own table; `--only index,live` runs a subset. The peers are installed on first use into
 virtual environments inside the checkout, under .cache/peers (see bench/peers.py).
@@ -22,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-PARTS = ("index", "git", "live", "scale", "peers", "startup", "gateway")
+PARTS = ("index", "git", "live", "scale", "peers", "startup", "gateway", "memory")
 
 
 def main() -> int:

@@ -221,3 +221,18 @@ def test_a_scoped_view_lists_only_the_prefix_levels_of_the_skills_it_sees() -> N
     assert [c.uri for c in view.children_page("skill://acme", None, 10).items] == ["skill://acme/billing"]
     assert not view.is_directory("skill://hidden")
     assert not view.is_directory("skill://acme/secret")
+
+
+def test_file_count_counts_a_nested_skills_files_once_without_listing_every_file() -> None:
+    """`file_count` (asked by `skillwire serve` and `/metrics`) is the number of distinct files, as
+    `resources/list` enumerates them, counted skill by skill: the sorted list of every file URI is not made and
+    kept for it (issue 23: 500,000 strings at 100,000 skills). A skillwire choice."""
+    outer = make_skill(("a",), "x.md", "b/SKILL.md", "b/y.md")
+    nested = make_skill(("a", "b"), "y.md", "z.md")  # z.md: a manifest made by hand that the outer one lacks
+    other = make_skill(("c",), "d/e.md")
+    locations = {f.uri: MemoryFile(b"") for s in (outer, nested, other) for f in s.files}
+    catalog = Catalog((outer, nested, other), lambda skill, f: locations[f.uri])
+    assert catalog.file_count == 7
+    assert catalog._file_uris is None
+    listed = catalog.files_page(None, 100).items
+    assert len(listed) == len({s.file.uri for s in listed}) == catalog.file_count

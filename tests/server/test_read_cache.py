@@ -4,6 +4,7 @@ changed at its source, a rebuilt catalog or a hidden skill is never answered fro
 from __future__ import annotations
 
 import time
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -174,3 +175,28 @@ def test_an_entry_kept_for_a_newer_snapshot_drops_every_older_one() -> None:
     assert cache.get("skill://a/x.md", after) is None
     assert len(cache) == 1
     assert cache.get("skill://a/y.md", after) is not None
+
+
+@pytest.mark.parametrize(
+    ("size", "text"), [(0, ""), (40, "a line of notes, forty characters long.\n"), (4000, "é" * 2000)]
+)
+def test_what_the_cache_counts_is_what_its_entries_hold_in_memory(size: int, text: str) -> None:
+    """Memory per cached item is bounded (issue 23): the bytes tracemalloc sees the entries hold (the text, the URI,
+    the record and its slot) are at most what the cache counts against its capacity, and not far below it, so
+    `--read-cache-mb` bounds the memory the cache really takes. A skillwire choice."""
+    catalog = Catalog((), {})
+    cache = ReadCache(capacity=1 << 30)
+    held = _Held(b"")
+    count = 2000
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(count):  # each contents dict, text and URI made here and held by the cache alone
+            uri = f"skill://team-{i % 3}/area-{i % 17}/skill-{i:05d}/references/doc-{i % 4}.md"
+            cache.put(catalog, held, 1, size, {"uri": uri, "mimeType": "text/markdown", "text": text + str(i)})
+        held_bytes = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(cache) == count
+    assert held_bytes <= cache.used, (held_bytes / count, cache.used / count)
+    assert held_bytes >= 0.7 * cache.used, (held_bytes / count, cache.used / count)

@@ -69,6 +69,8 @@ PRELOAD = (
     "skillwire.sources.folder",
     "skillwire.sources.git",
     "skillwire.host",
+    "jwt",  # `skillwire serve` imports these on first use (a token checked, a page rendered); tests use both
+    "markdown_it",
 )
 
 # The environment a started interpreter has already read: a command asking for other values of these runs fresh.

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 from skillwire.core.catalog import Refusal
+from skillwire.core.digest import Digest
 from skillwire.core.display import terminal_safe
 from skillwire.core.errors import FrontmatterError, SkillError
 from skillwire.core.fields import optional_field_problem
@@ -76,7 +77,7 @@ class FileFacts(NamedTuple):
 
     rel_path: str
     size: int
-    digest: str
+    digest: Digest  # its text, or the raw bytes `digest.compact_digest` keeps
     mime_type: str
 
 
@@ -147,6 +148,8 @@ def build_skill(
         raise type(skill_md)(skill_md.message, rule=skill_md.rule, path=SKILL_FILE, line=skill_md.line)
     fm, line = skill_md
     check_frontmatter(fm, line, skill_path)
+    if fm["name"] is not skill_path[-1] and type(fm["name"]) is str:
+        fm["name"] = skill_path[-1]  # an equal string (just checked): one copy of a skill's name, not two
     manifest = [SkillFile(f.rel_path, uri, f.digest, f.size, f.mime_type) for f, uri in zip(files, uris, strict=True)]
     manifest.sort(key=manifest_order)
     empty = sorted(f for f in folders if nameable_folder(f) and len(directory_uri(skill_path, f)) <= MAX_URI_LENGTH)

@@ -19,19 +19,22 @@ a Content-Security-Policy that allows no external resource at all.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import anyio.to_thread
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
 from mcp.shared.exceptions import MCPError
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 from skillwire.core.fixes import FIXES
 from skillwire.core.manifest import Skill
@@ -210,10 +213,16 @@ _LINK_REL = "noopener noreferrer nofollow"
 # Agent Skills spec asks for a SKILL.md under 500 lines; the rest of a longer one is left out, and said so.
 MAX_RENDERED_CHARS = 64 * 1024
 
+
 # CommonMark plus tables; raw HTML is not recognised (`html: False`), so `<script>` in SKILL.md is shown as text;
 # images are off (the page loads nothing from elsewhere: its CSP would block them anyway). markdown-it-py also
 # refuses `javascript:`, `vbscript:`, `file:` and most `data:` URLs as links, and bounds nesting (maxNesting).
-_MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table").disable("image")
+# Made on the first page rendered: a server nobody browses does not hold markdown-it (about 1 MB).
+@functools.cache
+def _markdown() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False}).enable("table").disable("image")
 
 
 def strip_frontmatter(text: str) -> str:
@@ -229,7 +238,8 @@ def render_markdown(text: str) -> str:
     as its text, with the target in its title. Past `MAX_RENDERED_CHARS` the text is cut, and a line says so.
     """
     cut = len(text) - MAX_RENDERED_CHARS
-    tokens = _MARKDOWN.parse(text[:MAX_RENDERED_CHARS])
+    markdown = _markdown()
+    tokens = markdown.parse(text[:MAX_RENDERED_CHARS])
     for token in tokens:
         if token.type in ("heading_open", "heading_close"):
             token.tag = f"h{min(int(token.tag[1]) + 1, 6)}"
@@ -242,7 +252,7 @@ def render_markdown(text: str) -> str:
             else:
                 child.tag, child.attrs = "span", {"class": "link", "title": href}
                 _closing_link(token.children or [], child).tag = "span"
-    html = str(_MARKDOWN.renderer.render(tokens, _MARKDOWN.options, {}))
+    html = str(markdown.renderer.render(tokens, markdown.options, {}))
     if cut > 0:
         html += f'<p class="error">{cut:,} more characters are not shown here; read SKILL.md over MCP.</p>'
     return html

@@ -24,7 +24,6 @@ from urllib.parse import urlsplit
 
 import anyio
 import httpx2
-import jwt
 from mcp.server.auth.provider import AccessToken
 
 logger = logging.getLogger(__name__)
@@ -210,6 +209,8 @@ class JwtVerifier:
         """`TokenVerifier`: the token's `AccessToken` if every check passes, else None (the reason logged at debug)."""
         if len(token) > MAX_TOKEN_CHARS or token.count(".") != 2:
             return None
+        import jwt  # here: a server that checks no token does not hold PyJWT and its crypto (about 1.5 MB)
+
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError:

@@ -47,7 +47,7 @@ from skillwire.service.connections import guarded_protocol, throttled_resource_e
 from skillwire.service.guard import HostOriginGuard, HostPolicy
 from skillwire.service.limits import ServeLimits
 from skillwire.service.listen_limits import ListenSlots, StreamGate
-from skillwire.service.malloc import pin_mmap_threshold
+from skillwire.service.malloc import pin_mmap_threshold, trim_after_index
 from skillwire.service.ops import OPERATOR_PATHS, PROBE_PATHS, ServerMetrics, ops_routes
 from skillwire.service.replica import ReplicaSessions
 from skillwire.service.sessions import SessionCap
@@ -255,6 +255,7 @@ async def serve_http(
     policy = hosts or HostPolicy.for_bind(host, port)
     metrics = None
     if service is not None:
+        trim_after_index(service)
         metrics = ServerMetrics(service)
         metrics.install(server)
     verifier = build_verifier(auth) if auth is not None else None

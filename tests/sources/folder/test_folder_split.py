@@ -97,7 +97,7 @@ def inside(source: FolderSource) -> dict[str, Any]:
             (f.rel, f.location, f.size, f.stamp, f.digest, f.mime, frontmatter(f.frontmatter), f.ident)
             for f in state.files
         ],
-        "rels": state.rels,
+        "rels": [f.rel for f in state.files],
         "bad_paths": state.bad_paths,
         "folders": state.folders,
         "skill_dirs": state.skill_dirs,

@@ -173,10 +173,30 @@ class Catalog(BrowsableCatalog):
 
     @property
     def file_count(self) -> int:
-        """How many distinct files are served (a nested skill's files count once)."""
-        if self._file_uris is None and self._file_total is not None:
-            return self._file_total
-        return len(self._all_file_uris())
+        """How many distinct files are served (a nested skill's files count once).
+
+        Counted skill by skill, not from the sorted list of every file URI (`resources/list` makes that one):
+        `skillwire serve` and `/metrics` ask, and at 100,000 skills that list is 500,000 strings kept.
+        """
+        if self._file_total is None:
+            self._file_total = self._count_files() if self._file_uris is None else len(self._file_uris)
+        return self._file_total
+
+    def _count_files(self) -> int:
+        """Distinct file URIs: each skill's files, less those a skill enclosing it lists too (nested skills)."""
+        skills = self._skills
+        total = 0
+        for uri in self._skill_uris:
+            skill = self._get(uri)
+            if skill is None:  # withdrawn when built (a restored skill the disk no longer matches)
+                continue
+            enclosing = (self._get(u) for u in enclosing_skill_uris(skill.root_uri) if u != uri and u in skills)
+            outer = [o for o in enclosing if o is not None]
+            if not outer:
+                total += len(skill.files)
+            else:
+                total += sum(1 for f in skill.files if not any(o.file(f.uri) is not None for o in outer))
+        return total
 
     # -- directories -----------------------------------------------------------------------------------------------
 

@@ -12,7 +12,6 @@ import errno
 import hashlib
 import os
 
-from skillwire.core.digest import sha256_digest
 from skillwire.core.errors import SkillError
 from skillwire.core.mime import DEFAULT_MIME_TYPE, mime_type_for
 from skillwire.core.skill_rules import (
@@ -61,6 +60,7 @@ def hash_file(
             if hash(key) == prev.stamp and key[4] < trusted_before_ns and key[3] < trusted_before_ns:
                 rec.size, rec.stamp = prev.size, prev.stamp
                 rec.digest, rec.mime, rec.frontmatter = prev.digest, prev.mime, prev.frontmatter
+                rec.ident = None
                 return None
         fd, st = open_regular(path, within=real_root, ident=rec.ident)
         rec.ident = None
@@ -72,7 +72,7 @@ def hash_file(
                     read = len(data)
                     if mime == DEFAULT_MIME_TYPE and looks_like_text(data[:_SNIFF]):
                         mime = "text/plain"
-                    digest = sha256_digest(data)
+                    digest = hashlib.sha256(data).digest()  # raw: kept as 32 bytes (`digest.compact_digest`)
                     kept = data if is_skill_md else None
                 else:
                     h = hashlib.sha256()
@@ -85,7 +85,7 @@ def hash_file(
                         h.update(chunk)
                         if is_skill_md:
                             chunks.append(chunk)
-                    digest = "sha256:" + h.hexdigest()
+                    digest = h.digest()
                     kept = b"".join(chunks) if is_skill_md else None
                 if read == size:
                     break

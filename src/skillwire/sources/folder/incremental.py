@@ -27,6 +27,7 @@ from skillwire.sources.folder.records import (
     is_under,
     join_rel,
     rel_of,
+    span_of,
 )
 from skillwire.sources.folder.walk import ignore_lines, reason_of, walk_dir
 from skillwire.sources.ignore import IGNORE_FILE, IgnoreRules, builtin_ignored
@@ -87,11 +88,10 @@ def rewalk(state: RootState, region: str, progress: Progress | None, distrust: s
     if walk.linked:
         raise NeedFullScan(f"{region} holds symbolic links")
     walk.files.sort(key=rel_of)
-    lo, hi = span(state.rels, region)
+    lo, hi = span_of(state.files, region)
     old = {f.rel: f for f in state.files[lo:hi]}
     built_before: dict[str, Built | Refusal] = {}
     state.files[lo:hi] = walk.files
-    state.rels[lo:hi] = [f.rel for f in walk.files]
     lo, hi = span(state.folders, region)
     state.folders[lo:hi] = sorted(walk.folders)
     state.bad_paths = [b for b in state.bad_paths if not is_under(b.path, region)] + walk.bad_paths

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
+from skillwire.core.digest import Digest
 from skillwire.core.errors import SkillError
 from skillwire.sources import worker_pool
 from skillwire.sources.folder.hash import hash_file
@@ -27,7 +28,7 @@ Job = tuple[FileRecord, str]
 
 _Task = tuple[list[tuple[str, str, int | None]], str]  # ((rel, path, ident) per file, real root): all a worker needs
 # Per file: an OSError, or (size, stamp, digest, mime, frontmatter), a SkillError as (class, message, rule, path, line).
-_Done = OSError | tuple[int, int | None, str | None, str, Any]
+_Done = OSError | tuple[int, int | None, Digest | None, str, Any]
 
 
 def hash_files(

@@ -6,14 +6,18 @@ the small path helpers they all use (root-relative paths are "/"-separated, "" i
 
 from __future__ import annotations
 
+import heapq
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from skillwire.core.catalog import Refusal, StampedContent
+from skillwire.core.digest import Digest
 from skillwire.core.errors import SkillError
 from skillwire.core.manifest import Skill, SkillFile
 from skillwire.core.mime import DEFAULT_MIME_TYPE
@@ -31,22 +35,33 @@ Progress = Callable[[int, int], None]
 
 @dataclass(slots=True)
 class FileRecord:
-    """One file under a root, and what is known of its content once hashed."""
+    """One file under a root, and what is known of its content once hashed.
 
-    rel: str  # root-relative, "/"-separated
+    Its root-relative path (`rel`) is kept in two parts, `head` + `tail`: a walk gives the files of one folder
+    one shared head (the folder's path) and each its name as tail (names repeat: "SKILL.md"), so 500,000 files
+    hold no path string each. Constructed with one path and no head, the tail is the whole path.
+    """
+
+    tail: str  # the path after `head` ("/"-separated)
     location: str | None  # resolved real path; None for the usual one, the real root + "/" + rel (saves a string)
     size: int = 0
     # hash((dev, ino, size, mtime_ns, ctime_ns)) at the read, None until hashed: one int, not a tuple of five,
     # since 50,000 files each keep one. Equal stamps mean an unchanged file (a collision is 1 in 2**64, and
     # reads re-hash the bytes they send anyway).
     stamp: int | None = None
-    digest: str | None = None
+    digest: Digest | None = None  # the raw sha256 (`digest.compact_digest`), or a digest cache's text that is not one
     mime: str = DEFAULT_MIME_TYPE
     # A SKILL.md's parsed frontmatter and its first line, or why it did not parse.
     frontmatter: tuple[dict[str, Any], int] | SkillError | None = None
     # hash((st_dev, st_ino)) the walk saw, until hashed: a file opened by path that is this one is where the walk
     # found it (inside the root), so its path need not be resolved again.
     ident: int | None = None
+    head: str = field(default="", kw_only=True)  # "" or a folder path ending in "/", shared by a folder's files
+
+    @property
+    def rel(self) -> str:
+        """Root-relative, "/"-separated."""
+        return self.head + self.tail
 
 
 @dataclass(slots=True)
@@ -57,11 +72,15 @@ class Walk:
     files: list[FileRecord] = field(default_factory=list)
     bad_paths: list[Refusal] = field(default_factory=list)
     skill_dirs: list[str] = field(default_factory=list)
-    skill_rules: dict[str, tuple[str, IgnoreRules]] = field(default_factory=dict)
+    # Each skill folder's real folder (None: the usual one, the real root + "/" + its path) and ignore rules.
+    skill_rules: dict[str, tuple[str | None, IgnoreRules]] = field(default_factory=dict)
     linked: bool = False  # a symbolic link was followed: a path's location is not root + rel
     folders: list[str] = field(default_factory=list)  # empty branches: folders below which nothing was recorded
     # Folders handed off to be walked elsewhere, and folders below which only those lie, children before parents.
     deferred: list[str] = field(default_factory=list)
+    # The last scan's records by path (a rescan's): a file found at the same place is listed as that record, not a
+    # new one, so a rescan of an unchanged tree makes no record (`index_skills` never changes one it did not make).
+    reuse: Mapping[str, FileRecord] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,12 +89,24 @@ class Built:
 
     skill: Skill
     moved: dict[str, str] | None  # files (by path in the skill) whose location is not real_dir/path: links
-    display: str
-    real_dir: str
+    shown_root: str  # the root as it was named (shared by its skills): `display` is it joined with `rel_dir`
+    apart: str | None  # the real folder when it is not `root` + "/" + `rel_dir` (reached through a link), else None
     rel_dir: str
     rules: IgnoreRules
     root: str
     signature: int  # hash of the folder as walked: files with their stamps, bad paths and empty folders
+
+    @property
+    def real_dir(self) -> str:
+        """The skill's real folder (resolved path)."""
+        if self.apart is not None:
+            return self.apart
+        return self.root + "/" + self.rel_dir if self.rel_dir else self.root
+
+    @property
+    def display(self) -> str:
+        """The skill's folder as the root was named (what refusals and `where` show)."""
+        return os.path.join(self.shown_root, self.rel_dir) if self.rel_dir else self.shown_root
 
     def location(self, f: SkillFile) -> str:
         """Where the bytes of this skill's file `f` live."""
@@ -90,12 +121,11 @@ class RootState:
 
     root: Path
     real_root: str
-    files: list[FileRecord]
-    rels: list[str]  # [f.rel for f in files], for bisecting
+    files: list[FileRecord]  # sorted by path (`span_of` finds a folder's)
     folders: list[str]  # sorted: the empty branches (`Skill.folders`), root-relative
     bad_paths: list[Refusal]
     skill_dirs: list[str]  # sorted
-    rules: dict[str, tuple[str, IgnoreRules]]
+    rules: dict[str, tuple[str | None, IgnoreRules]]  # as `Walk.skill_rules`
     results: dict[str, Built | Refusal]
     linked: bool
     trusted_before_ns: int  # stamps older than this were hashed by a scan that started later
@@ -109,15 +139,36 @@ class NeedFullScan(Exception):
 class Prior:
     """What the last scan of a root knew: files by path (with stamps and digests), skills by folder."""
 
-    records: dict[str, FileRecord]
+    records: Mapping[str, FileRecord]
     results: dict[str, Built | Refusal]
     trusted_before_ns: int
     from_cache: bool = False  # a digest cache's word, not this process's own scan: SKILL.md is read again
     checked: set[str] = field(default_factory=set)  # ... except these, which `restore` read itself
+    rules: dict[str, tuple[str | None, IgnoreRules]] = field(default_factory=dict)  # as `RootState.rules`
 
     @classmethod
     def of(cls, state: RootState) -> Prior:
-        return cls({f.rel: f for f in state.files}, state.results, state.trusted_before_ns)
+        return cls(ByPath(state.files), state.results, state.trusted_before_ns, rules=state.rules)
+
+
+class ByPath(Mapping[str, FileRecord]):
+    """Records sorted by path, looked up by path with a bisect: a rescan's view of the last scan's records without
+    a dictionary of every path (a key string per file, all made at once)."""
+
+    def __init__(self, files: Sequence[FileRecord]) -> None:
+        self._files = files
+
+    def __getitem__(self, rel: str) -> FileRecord:
+        at = bisect_left(self._files, rel, key=rel_of)
+        if at < len(self._files) and self._files[at].rel == rel:
+            return self._files[at]
+        raise KeyError(rel)
+
+    def __iter__(self) -> Iterator[str]:
+        return (f.rel for f in self._files)
+
+    def __len__(self) -> int:
+        return len(self._files)
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +223,24 @@ def printable(refusal: Refusal) -> Refusal:
 
 def rel_of(f: FileRecord) -> str:
     return f.rel
+
+
+def merged(runs: Sequence[list[FileRecord]]) -> list[FileRecord]:
+    """The records of `runs` (each sorted by path) in path order. A sort by key would make every path string at
+    once (50 MB at 500,000 files); the handed-off folders of a cold scan are disjoint subtrees, so their runs
+    are only put in order (a merge, making one path at a time, if some do interleave)."""
+    ordered = sorted((run for run in runs if run), key=lambda run: run[0].rel)
+    if all(a[-1].rel < b[0].rel for a, b in pairwise(ordered)):
+        return [f for run in ordered for f in run]
+    return list(heapq.merge(*ordered, key=rel_of))
+
+
+def span_of(files: Sequence[FileRecord], folder: str) -> tuple[int, int]:
+    """The slice of `files` (sorted by path) that lies under `folder` ("" is everything): a skill's files."""
+    if not folder:
+        return 0, len(files)
+    lo = bisect_left(files, folder + "/", key=rel_of)
+    return lo, bisect_left(files, folder + "0", lo, key=rel_of)  # "0" sorts right after "/"
 
 
 def in_some_skill(rel: str, skill_dirs: set[str], memo: dict[str, bool], *, root_is_skill: bool) -> bool:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from skillwire.core.catalog import Catalog, Refusal
-from skillwire.core.digest import sha256_digest
+from skillwire.core.digest import compact_digest, digest_text, sha256_digest
 from skillwire.core.errors import SkillError
 from skillwire.core.manifest import Skill, SkillFile
 from skillwire.core.skill_rules import (
@@ -35,7 +35,6 @@ from skillwire.core.skill_rules import (
     manifest_order,
     read_frontmatter,
     shown_name,
-    span,
 )
 from skillwire.core.uri import SKILL_FILE, directory_uri, skill_uris_of
 from skillwire.sources.digest_cache import file_key
@@ -51,6 +50,7 @@ from skillwire.sources.folder.records import (
     printable,
     rel_of,
     signature_of,
+    span_of,
 )
 from skillwire.sources.ignore import IgnoreRules
 from skillwire.sources.safe_open import open_regular, read_at_most
@@ -70,10 +70,12 @@ def snapshot_of(
             built = state.results[skill_dir]
             if not isinstance(built, Built) or index.get(built.skill.uri) is not built:
                 continue
-            lo, hi = span(state.rels, skill_dir)
+            lo, hi = span_of(state.files, skill_dir)
             members = state.files[lo:hi]  # in path order; a skill lists SKILL.md first
             cut = len(skill_dir) + 1 if skill_dir else 0
-            md = state.files[bisect.bisect_left(state.rels, skill_dir + "/" + SKILL_FILE if cut else SKILL_FILE)]
+            md = state.files[
+                bisect.bisect_left(state.files, skill_dir + "/" + SKILL_FILE if cut else SKILL_FILE, key=rel_of)
+            ]
             rows.append(
                 SkillRow(
                     folder=skill_dir,
@@ -83,7 +85,7 @@ def snapshot_of(
                     real_dir=built.real_dir,
                     no_rules=not built.rules.specs,
                     rels=[rec.rel[cut:] for rec in members],
-                    digests=[rec.digest or "" for rec in members],
+                    digests=[digest_text(rec.digest) if rec.digest is not None else "" for rec in members],
                     sizes=[rec.size for rec in members],
                     mimes=[rec.mime for rec in members],
                     stamps=[rec.stamp or 0 for rec in members],
@@ -137,7 +139,8 @@ def hint_of(row: SkillRow) -> dict[str, Any]:
 
 def _skill_from_row(row: SkillRow, frontmatter: dict[str, Any]) -> Skill:
     uris = file_uris(directory_uri(row.skill_path) + "/", row.rels)
-    files = sorted(map(SkillFile, row.rels, uris, row.digests, row.sizes, row.mimes), key=manifest_order)
+    digests = map(compact_digest, row.digests)
+    files = sorted(map(SkillFile, row.rels, uris, digests, row.sizes, row.mimes), key=manifest_order)
     return Skill(row.skill_path, frontmatter, tuple(files), tuple(row.folders))
 
 
@@ -274,11 +277,13 @@ def priors_of(
         return None
     rows = [(i, row) for i, part in found for row in part]
     same_stamps = snapshot.stamps == STAMP_SCHEME
+    records: list[dict[str, FileRecord]] = [{} for _ in snapshot.per_root]  # each root's, by path
     priors: list[Prior | None] = [
-        Prior({}, {}, when, from_cache=True) if part is not None and when is not None and same_stamps else None
-        for part, when in zip(snapshot.per_root, [*trusted, *[None] * len(roots)], strict=False)
+        Prior(found, {}, when, from_cache=True) if part is not None and when is not None and same_stamps else None
+        for found, part, when in zip(records, snapshot.per_root, [*trusted, *[None] * len(roots)], strict=False)
     ]
     real_roots = [os.path.realpath(r) for r in roots]
+    shown_roots = [str(r) for r in roots]
     for i, row in rows:
         prior = priors[i]
         if prior is None:
@@ -289,7 +294,9 @@ def priors_of(
         for rel, digest, size, mime, stamp in zip(rels, digests, sizes, mimes, stamps, strict=True):
             where = moved.get(rel) or real_dir + "/" + rel
             usual = real_roots[i] + "/" + prefix + rel
-            rec = FileRecord(prefix + rel, None if where == usual else where, size, stamp, digest, mime)
+            rec = FileRecord(
+                rel, None if where == usual else where, size, stamp, compact_digest(digest), mime, head=prefix
+            )
             if rel == SKILL_FILE:
                 seen = checked.get((i, skill_dir))
                 if seen is not None:  # read by `restore` in this process: known by the stamp it saw then
@@ -299,10 +306,9 @@ def priors_of(
                     # Only compared: a scan from the cache reads and parses every SKILL.md again (small files)
                     # and keeps the skill only if this equals what the bytes say (see `index_skills`).
                     rec.frontmatter = (hint_of(row), line)
-            prior.records[rec.rel] = rec
+            records[i][rec.rel] = rec
             members.append(rec)
         members.sort(key=rel_of)
-        display = os.path.join(str(roots[i]), skill_dir) if skill_dir else str(roots[i])
         rules = IgnoreRules.empty() if no_rules is True else None
         if rules is not None:
             # A restored skill already built (its SKILL.md checked) is shared; the others are not built for this.
@@ -311,8 +317,8 @@ def priors_of(
             prior.results[skill_dir] = Built(
                 skill or _skill_from_row(row, hint_of(row)),
                 moved or None,
-                display,
-                real_dir,
+                shown_roots[i],
+                None if real_dir == (real_roots[i] + "/" + skill_dir if skill_dir else real_roots[i]) else real_dir,
                 skill_dir,
                 rules,
                 real_roots[i],

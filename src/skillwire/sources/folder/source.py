@@ -366,14 +366,13 @@ class FolderSource(IncrementalSource, WatchableSource, RestorableSource):
                 distrust=self._distrust,
                 trusted_before_ns=started - RACY_NS,
             )
-        walk = Walk(root=real_root)
+        walk = Walk(root=real_root, reuse=None if prior.from_cache else prior.records)
         walk_dir(walk, real_root, "", IgnoreRules.empty(), frozenset(), stat_files=False, project=project)
         walk.files.sort(key=rel_of)
         state = RootState(
             root=root,
             real_root=real_root,
             files=walk.files,
-            rels=[f.rel for f in walk.files],
             folders=sorted(walk.folders),
             bad_paths=walk.bad_paths,
             skill_dirs=sorted(walk.skill_dirs),
@@ -388,6 +387,7 @@ class FolderSource(IncrementalSource, WatchableSource, RestorableSource):
             state.files,
             prior.records,
             built_before=prior.results,
+            rules_before=prior.rules,
             trusted_before_ns=prior.trusted_before_ns,
             progress=self.progress,
             distrust=self._distrust,

@@ -33,7 +33,16 @@ from skillwire.core.skill_rules import encodes, nameable_folder
 from skillwire.sources import worker_pool
 from skillwire.sources.folder.hash import hash_file
 from skillwire.sources.folder.index import build_skills, index_skills
-from skillwire.sources.folder.records import Built, FileRecord, Progress, RootState, Walk, in_some_skill, rel_of
+from skillwire.sources.folder.records import (
+    Built,
+    FileRecord,
+    Progress,
+    RootState,
+    Walk,
+    in_some_skill,
+    merged,
+    rel_of,
+)
 from skillwire.sources.folder.walk import Descent, walk_dir
 from skillwire.sources.ignore import IgnoreRules
 
@@ -192,7 +201,8 @@ def walk_folders(task: _Task) -> list[tuple[Any, ...]]:
         files = walk.files
         out.append(
             (
-                [f.rel for f in files],
+                [f.head for f in files],  # one object per folder: pickled once, shared where it is unpickled
+                [f.tail for f in files],
                 [f.location for f in files],
                 [f.size for f in files],
                 [f.stamp for f in files],
@@ -218,11 +228,12 @@ def _decode(
     """What the walks of `group`'s folders found, as records, with the skills found in them built."""
     done: list[_Done] = []
     for (_, _, rules, _, _), answer in zip(group.folders, answers, strict=True):
-        rels, locations, sizes, stamps, digests, mimes, fms, idents, errors, unhashed, fm_errors = answer[:11]
-        bad_paths, folders, skills, linked = answer[11:]
+        heads, tails, locations, sizes, stamps, digests, mimes, fms, idents, errors, unhashed, fm_errors = answer[:12]
+        bad_paths, folders, skills, linked = answer[12:]
         if not all(isinstance(b, Refusal) for b in bad_paths) or not all(isinstance(f, str) for f in folders):
             raise TypeError("bad paths or folders of the wrong type")
-        records = list(map(FileRecord, rels, locations, sizes, stamps, digests, mimes, fms, idents))
+        columns = zip(tails, locations, sizes, stamps, digests, mimes, fms, idents, heads, strict=True)
+        records = [FileRecord(*fields, head=head) for *fields, head in columns]
         unhashed_records = [records[i] for i in unhashed]
         for i, (kind, message, rule, path, line) in fm_errors:
             if not (isinstance(kind, type) and issubclass(kind, SkillError)):
@@ -246,7 +257,6 @@ def _decode(
             root=root,
             real_root=real_root,
             files=records,
-            rels=[f.rel for f in records],
             folders=sorted(folders),
             bad_paths=bad_paths,
             skill_dirs=sorted(d for d, _, _ in skills),
@@ -291,8 +301,7 @@ def _join(
     bad.extend(walk.bad_paths[cut:])
     rest = [*walk.files, *(f for d in done for f in d.unhashed)]
     hashed = sum(map(_hashed, done))
-    files = [*walk.files, *(f for d in done for f in d.state.files)]
-    files.sort(key=rel_of)  # runs already sorted: a merge
+    files = merged([sorted(walk.files, key=rel_of), *(d.state.files for d in done)])
     handed = dict(
         zip((folder[1] for group in groups for folder in group.folders), (d.walked_any for d in done), strict=True)
     )
@@ -310,7 +319,6 @@ def _join(
         root=root,
         real_root=walk.root,
         files=files,
-        rels=[f.rel for f in files],
         folders=sorted(folders),
         bad_paths=bad,
         skill_dirs=sorted(skill_dirs),

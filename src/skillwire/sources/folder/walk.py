@@ -16,6 +16,7 @@ import errno
 import os
 import stat
 from collections.abc import Sequence
+from sys import intern
 from typing import Protocol
 
 from skillwire.core.catalog import Refusal
@@ -122,12 +123,17 @@ def walk_dir(
             is_link = entry.is_symlink()
             if not stat_files and not is_link and entry.is_file(follow_symlinks=False):
                 if not builtin_ignored(name, is_dir=False) and not (rules.specs and rules.ignored(rel, is_dir=False)):
-                    record = FileRecord(rel, None if at_usual_path else entry.path)
-                    record.ident = hash((ident[0], entry.inode()))  # no system call: the directory entry's inode
-                    files.append(record)
+                    location = None if at_usual_path else entry.path
+                    earlier = walk.reuse.get(rel) if walk.reuse is not None else None
+                    if earlier is not None and earlier.location == location and earlier.stamp is not None:
+                        files.append(earlier)  # `index_skills` checks its stamp and copies it if the file changed
+                    else:
+                        record = FileRecord(intern(name), location, head=prefix)
+                        record.ident = hash((ident[0], entry.inode()))  # no system call: the entry's inode
+                        files.append(record)
                     if name == SKILL_FILE:
                         walk.skill_dirs.append(rel_dir)
-                        walk.skill_rules[rel_dir] = (real_dir, rules)
+                        walk.skill_rules[rel_dir] = (None if at_usual_path else real_dir, rules)
                 continue
             st = os.stat(entry.path) if is_link else entry.stat(follow_symlinks=False)
         except OSError as exc:
@@ -179,12 +185,12 @@ def walk_dir(
                     walk.folders.append(rel)  # empty, or holding only ignored files: a directory all the same
         elif stat.S_ISREG(st.st_mode):
             usual = location == root_prefix + rel
-            record = FileRecord(rel, None if usual else location, st.st_size, hash(file_key(st)))
+            record = FileRecord(intern(name), None if usual else location, st.st_size, hash(file_key(st)), head=prefix)
             record.ident = hash((st.st_dev, st.st_ino))
             walk.files.append(record)
             if name == SKILL_FILE:
                 walk.skill_dirs.append(rel_dir)
-                walk.skill_rules[rel_dir] = (real_dir, rules)
+                walk.skill_rules[rel_dir] = (None if at_usual_path else real_dir, rules)
         else:
             walk.bad_paths.append(Refusal(rel, "not-a-file", "not a regular file (device, socket or pipe)"))
 
