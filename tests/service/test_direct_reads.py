@@ -102,6 +102,17 @@ def test_a_direct_answer_is_the_sdks_to_the_byte_fresh_and_cached(server: HttpSe
         assert served == FILES[rel]
 
 
+def test_a_method_spelled_with_json_escapes_is_answered_alike(server: HttpServer) -> None:
+    uri = "skill://plain/SKILL.md"
+    body = json.dumps(_request(uri)).encode().replace(b"resources/read", b"resources\\/read")
+    answers = [
+        httpx2.post(server.url, content=content, headers=_headers(uri), timeout=30)
+        for content in (body, iter([body[:9], body[9:]]))
+    ]
+    assert [a.status_code for a in answers] == [200, 200]
+    assert answers[0].content == answers[1].content
+
+
 def test_a_failed_read_is_the_sdks_error(server: HttpServer) -> None:
     for uri in ("skill://plain/missing.md", "skill://plain/../wide/SKILL.md", "skill://wide"):
         assert _ask(server.url, uri, chunked=False) == _ask(server.url, uri, chunked=True)

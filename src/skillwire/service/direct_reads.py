@@ -47,6 +47,7 @@ from skillwire.core.wire import RESOURCES_READ
 from skillwire.server.extension import SkillsExtension
 from skillwire.server.prompts import checked_prompt_params
 from skillwire.server.skill_service import SkillService
+from skillwire.service.budget import PEEKED, Peeked
 from skillwire.service.notify import ChangeNotifier
 from skillwire.service.ops import ServerMetrics
 
@@ -117,13 +118,19 @@ class DirectReads:
         if headers is None:
             await self.app(scope, receive, send)
             return
-        messages: list[Message] = []
-        body = await _body(receive, messages)
+        peeked = scope.get(PEEKED)
+        if isinstance(peeked, Peeked):  # the read budget read the body whole: not read (nor parsed) again
+            replay = receive
+            decoded = peeked.message if peeked.message is not None else _decoded(peeked.body)
+        else:
+            messages: list[Message] = []
+            body = await _body(receive, messages)
 
-        async def replay() -> Message:
-            return messages.pop(0) if messages else await receive()
+            async def replay() -> Message:
+                return messages.pop(0) if messages else await receive()
 
-        request = None if body is None else _read_request(body, headers)
+            decoded = None if body is None else _decoded(body)
+        request = _read_request(decoded, headers)
         if request is None or not self.service.serves(request[1]):  # another handler's resource, or not well-formed
             await self.app(scope, replay, send)
             return
@@ -164,11 +171,14 @@ def _tracing() -> bool:
 
 def _headers(raw: list[tuple[bytes, bytes]]) -> dict[str, str] | None:
     """The request's headers folded as the SDK folds them (the first of each name), if the SDK's modern entry
-    would take them as a JSON request: a 2026-07-28-era version, JSON content and accept, no routing header twice."""
+    would take them as a JSON `resources/read`: a 2026-07-28-era version, `Mcp-Method`, JSON content and accept,
+    no routing header twice, a Content-Length up to `MAX_BODY`."""
     folded: dict[str, str] = {}
     for key, value in raw:
         folded.setdefault(key.decode("latin-1"), value.decode("latin-1"))
     if folded.get("mcp-protocol-version") not in MODERN_PROTOCOL_VERSIONS:
+        return None
+    if folded.get("mcp-method") != RESOURCES_READ:  # the ladder wants it equal to the body's method: not a read
         return None
     if not folded.get("content-type", "").lower().startswith("application/json"):  # TransportSecurityMiddleware
         return None
@@ -206,13 +216,17 @@ async def _body(receive: Receive, messages: list[Message]) -> bytes | None:
             return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
-def _read_request(body: bytes, headers: Mapping[str, str]) -> tuple[int | str, str] | None:
-    """(id, uri) of a `resources/read` that the SDK's modern entry and the extension's params model take as
-    well-formed; None for anything else."""
+def _decoded(body: bytes) -> object:
+    """The body's JSON as the SDK's modern entry decodes it; None if it is not JSON."""
     try:
-        decoded = json.loads(body)
+        return json.loads(body)
     except (ValueError, RecursionError):
         return None
+
+
+def _read_request(decoded: object, headers: Mapping[str, str]) -> tuple[int | str, str] | None:
+    """(id, uri) of a `resources/read` that the SDK's modern entry and the extension's params model take as
+    well-formed; None for anything else."""
     if type(decoded) is not dict or decoded.get("jsonrpc") != "2.0" or decoded.get("method") != RESOURCES_READ:
         return None
     request_id, params = decoded.get("id"), decoded.get("params")

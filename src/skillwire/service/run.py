@@ -209,7 +209,7 @@ def _sized_for_caller(service: SkillService, callers: CallerResolver | None) -> 
         scope = None if callers is None else await callers.scope()
         if scope is None and (size := service.read_cache.size_of(uri, catalog)) is not None:
             return size  # read and kept a moment ago: no catalog lookup
-        served = service.view(catalog, scope).file(uri)
+        served = service.file(catalog, scope, uri)  # kept for the read that follows
         return None if served is None else served.file.size
 
     return size_of
