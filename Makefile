@@ -33,7 +33,7 @@ docs: $(BIN)/skillwire
 fuzz: $(BIN)/skillwire
 	SKILLWIRE_HYPOTHESIS=long $(BIN)/pytest tests/property -q
 
-# Every benchmark on 10,000 generated skills, skillwire beside its peers (installs the peers on first use; ~15 min).
+# Every benchmark on 10,000 generated skills, skillwire beside its peers (installs the peers on first use; ~25 min).
 bench: $(BIN)/skillwire
 	$(BIN)/python -m bench --skills $(SKILLS)
 

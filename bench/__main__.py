@@ -5,14 +5,16 @@
   bench.live   a live server: startup, edit-to-visible latency, peak RSS
   bench.scale  issue 13 point 5: cold index vs the floor, warm restart vs cold, a served skills/list
                enumeration, index memory per file, beside their targets (`--only scale --skills 100000`)
-  bench.peers  skillwire beside agentskills-mcp-server, FastMCP's skills extension and a bare SDK server:
-               startup, skills/list enumeration and resources/read throughput over HTTP
+  bench.peers  skillwire beside agentskills-mcp-server, FastMCP's and the TypeScript SDK's skills servers and a
+               bare SDK server: startup, skills/list enumeration and resources/read throughput over HTTP
   bench.startup  spawn to first answer (no-watch, watching, warm digest cache) beside the hash floor and the SDK floor
   bench.gateway  a gateway in front of skillwire serve: first start, restart, reads/s through it vs direct, memory
+  bench.floor  issue 23's table: skillwire (watcher on, --no-watch, warm cache) beside the bare SDK floor and the
+               TypeScript SDK v2's skills server, three runs: startup, skills/list, verified reads/s, CPU, memory
   bench.memory   a live server's RSS when ready, after a full listing, 5,000 verified reads and a read load, peak
 
 Each prints its own table; `--only index,live` runs a subset. The peers are installed on first use into
-virtual environments inside the checkout, under .cache/peers (see bench/peers.py).
+virtual environments inside the checkout, under .cache/peers (see bench/peers.py; the TypeScript one with npm).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-PARTS = ("index", "git", "live", "scale", "peers", "startup", "gateway", "memory")
+PARTS = ("index", "git", "live", "scale", "peers", "startup", "gateway", "memory", "floor")
 
 
 def main() -> int:

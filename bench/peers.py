@@ -7,18 +7,24 @@ Servers, one at a time (the server under test and this client share the machine'
   skillwire    `skillwire serve ROOT --http HOST:PORT --no-watch --quiet` (this project)
   agentskills  agentskills-mcp-server 0.7.x, its own CLI with a generated config (one entry per skill)
   fastmcp      FastMCP 4.1.x experimental Skills extension (`bench/peer_servers/fastmcp_skills.py`)
+  ts-sdk       the official TypeScript SDK v2's skills server (@modelcontextprotocol/server 2.4 `ext/skills`, on
+               node:http through @modelcontextprotocol/node: `bench/peer_servers/ts_sdk_skills.mjs`)
   bare-sdk     the `mcp` SDK's floor: one static resource for any read (`bench/peer_servers/bare_sdk.py`)
+and, not run by default (`bench.floor` runs them): skillwire-watch (the watcher on) and skillwire-warm (the
+watcher on, a `--digest-cache` written by an unmeasured start first), each measured to its first answer only.
 
-The peers live in their own virtual environments inside the checkout (`.cache/peers/NAME`, created with
-Python 3.12 and reused while they hold the right version). Every server runs with logging at warning and JSON responses.
+The Python peers live in their own virtual environments inside the checkout (`.cache/peers/NAME`, created with
+Python 3.12 and reused while they hold the right version), the TypeScript one in `.cache/peers/ts-sdk` (npm, with
+the `node` on PATH, 20 or later). Every server runs with logging at warning and JSON responses.
 
 Measured for each: time from spawn to the first answer, RSS then; a full enumeration of the catalog
 (`skills/list` until no `nextCursor`, or `resources/list` where a server has no `skills/list`), checked
 against the catalog; `resources/read` of random SKILL.md files with 1, 8 and 32 concurrent clients for a fixed
-time, every answer checked for the right number of bytes (errors and wrong answers are counted apart, not as
-throughput); peak RSS (VmHWM of the server's process tree) at the end. The server's CPU time is read from
-/proc for startup, the enumeration and per read, and so is the CPU that other processes on the machine used
-meanwhile: throughput is only comparable between servers measured on an otherwise idle machine.
+time, every answer checked against the file: its bytes' sha256 against the file's (the bare SDK's one static
+text: its length), errors and wrong answers counted apart, not as throughput; peak RSS (VmHWM of the server's
+process tree) at the end. The server's CPU time is read from /proc for startup, the enumeration and per read, and
+so is the CPU that other processes on the machine used meanwhile: throughput is only comparable between servers
+measured on an otherwise idle machine.
 
 The client is the same for every server: raw JSON-RPC POSTs with one keep-alive `httpx2.AsyncClient`. A server
 that speaks 2026-07-28 gets stateless requests (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `_meta`);
@@ -32,6 +38,7 @@ import asyncio
 import base64
 import contextlib
 import fcntl
+import hashlib
 import importlib.metadata
 import json
 import os
@@ -69,7 +76,10 @@ MODERN_META = {
 }
 METHOD_NOT_FOUND = -32601
 HERE = Path(__file__).resolve().parent
-SERVER_ORDER = ("skillwire", "agentskills", "fastmcp", "bare-sdk")
+SERVER_ORDER = ("skillwire", "skillwire-watch", "skillwire-warm", "agentskills", "fastmcp", "ts-sdk", "bare-sdk")
+DEFAULT_SERVERS = ("skillwire", "agentskills", "fastmcp", "ts-sdk", "bare-sdk")
+TS_PACKAGES = (("@modelcontextprotocol/server", "2.4.0"), ("@modelcontextprotocol/node", "2.1.2"))
+"""The TypeScript SDK v2's server package (its `ext/skills`) and its node:http adapter, pinned."""
 
 
 def log(message: str) -> None:
@@ -210,6 +220,49 @@ def _ensure_peer_venv(package: PeerPackage, venv: Path) -> tuple[Path, dict[str,
     return python, versions
 
 
+def ensure_ts_peer(root: Path | None = None) -> tuple[list[str], dict[str, str]]:
+    """The command that starts the TypeScript SDK's skills server (HOST, PORT and ROOT follow), and the versions:
+    `TS_PACKAGES` installed with npm into `.cache/peers/ts-sdk` when missing or at another version (idempotent)."""
+    node = shutil.which("node")
+    if node is None:
+        raise RuntimeError("no `node` on PATH (Node.js 20 or later runs the TypeScript SDK)")
+    version = subprocess.run([node, "--version"], capture_output=True, text=True, check=True).stdout.strip()
+    if int(version.lstrip("v").split(".")[0]) < 20:
+        raise RuntimeError(f"node {version} is too old for the TypeScript SDK v2 (20 or later)")
+    folder = (root or cache_root()) / "ts-sdk"
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / "ts-sdk.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        found = _npm_versions(folder)
+        if any(found.get(name) != want for name, want in TS_PACKAGES):
+            npm = shutil.which("npm")
+            if npm is None:
+                raise RuntimeError("no `npm` on PATH to install the TypeScript SDK")
+            (folder / "package.json").write_text(json.dumps({"name": "skillwire-bench-ts-peer", "private": True}))
+            wanted = [f"{name}@{want}" for name, want in TS_PACKAGES]
+            log(f"installing {' '.join(wanted)} into {folder}")
+            subprocess.run(
+                [npm, "install", "--no-audit", "--no-fund", "--save-exact", *wanted],
+                cwd=folder,
+                check=True,
+                stdout=sys.stderr,
+            )
+            found = _npm_versions(folder)
+        else:
+            log(f"reusing {folder} ({', '.join(f'{n} {v}' for n, v in found.items())})")
+        # Beside its node_modules, so that its imports resolve (ES modules do not look at NODE_PATH).
+        shutil.copyfile(HERE / "peer_servers" / "ts_sdk_skills.mjs", folder / "ts_sdk_skills.mjs")
+    return [node, str(folder / "ts_sdk_skills.mjs")], {**found, "node": version}
+
+
+def _npm_versions(folder: Path) -> dict[str, str]:
+    found = {}
+    for name, _ in TS_PACKAGES:
+        with contextlib.suppress(OSError, ValueError):
+            found[name] = json.loads((folder / "node_modules" / name / "package.json").read_text())["version"]
+    return found
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Catalog
 
@@ -220,10 +273,15 @@ class Catalog:
     skills: list[tuple[str, int]]  # (path under root, e.g. "team-a/area-0/skill-00000"; SKILL.md size)
     files: int
     total_bytes: int
+    digests: dict[str, str] = field(default_factory=dict)  # SKILL.md URI -> sha256 hex of its bytes
 
     @property
     def uris(self) -> dict[str, int]:
         return {f"skill://{path}/SKILL.md": size for path, size in self.skills}
+
+    def targets(self) -> list[tuple[str, int, str | None]]:
+        """What the read load asks for: each SKILL.md, its size and its digest."""
+        return [(uri, size, self.digests.get(uri)) for uri, size in self.uris.items()]
 
     @property
     def median_skill_md(self) -> int:
@@ -232,6 +290,7 @@ class Catalog:
 
 def load_catalog(root: Path) -> Catalog:
     skills: list[tuple[str, int]] = []
+    digests: dict[str, str] = {}
     files = total = 0
     for folder, _, names in os.walk(root):
         for name in names:
@@ -239,9 +298,11 @@ def load_catalog(root: Path) -> Catalog:
             files += 1
             total += size
             if name == "SKILL.md":
-                skills.append((Path(folder).relative_to(root).as_posix(), size))
+                rel = Path(folder).relative_to(root).as_posix()
+                skills.append((rel, size))
+                digests[f"skill://{rel}/SKILL.md"] = hashlib.sha256(Path(folder, name).read_bytes()).hexdigest()
     skills.sort()
-    return Catalog(root, skills, files, total)
+    return Catalog(root, skills, files, total, digests)
 
 
 def agentskills_config(catalog: Catalog, path: Path) -> dict[str, Any]:
@@ -476,33 +537,47 @@ class Load:
     error: str = ""
 
 
-def _content_size(result: dict[str, Any]) -> int:
+def _content(result: dict[str, Any]) -> bytes | None:
     contents = result.get("contents") or [{}]
     first = contents[0]
     if "text" in first:
-        return len(str(first["text"]).encode())
+        return str(first["text"]).encode()
     if "blob" in first:
-        return len(base64.b64decode(first["blob"]))
-    return -1
+        return base64.b64decode(first["blob"])
+    return None
+
+
+def _wrong(data: bytes | None, size: int, digest: str | None) -> str:
+    """Why an answer is not the file's bytes ("" when it is): its length, then its sha256 when one is known."""
+    if data is None:
+        return "no contents"
+    if len(data) != size:
+        return f"{len(data)} bytes, expected {size}"
+    if digest is not None and hashlib.sha256(data).hexdigest() != digest:
+        return "bytes that do not match the file's sha256"
+    return ""
 
 
 async def read_load(
     sessions: Sequence[Session],
-    targets: Sequence[tuple[str, int]],
+    targets: Sequence[tuple[str, int] | tuple[str, int, str | None]],
     *,
     duration: float,
     warmup: float,
     seed: int,
     server_cpu: Callable[[], float],
 ) -> Load:
-    """`resources/read` from len(sessions) concurrent clients: `warmup` s uncounted, then `duration` s counted."""
+    """`resources/read` from len(sessions) concurrent clients: `warmup` s uncounted, then `duration` s counted.
+
+    `targets`: (uri, size) or (uri, size, sha256 hex) of the files asked for; each answer is checked against them."""
     load = Load(clients=len(sessions))
     latencies: list[float] = []
 
     async def client(index: int, session: Session, until: float, counted: bool) -> None:
         rng = random.Random(seed * 1000 + index)
         while time.perf_counter() < until:
-            uri, size = targets[rng.randrange(len(targets))]
+            target = targets[rng.randrange(len(targets))]
+            uri, size, digest = target[0], target[1], target[2] if len(target) > 2 else None
             began = time.perf_counter()
             try:
                 result = await session.call("resources/read", {"uri": uri})
@@ -514,12 +589,12 @@ async def read_load(
             if not counted:
                 continue
             latencies.append(time.perf_counter() - began)
-            got = _content_size(result)
-            if got == size:
+            wrong = _wrong(_content(result), size, digest)
+            if not wrong:
                 load.ok += 1
             else:
                 load.wrong += 1
-                load.error = load.error or f"{uri}: {got} bytes, expected {size}"
+                load.error = load.error or f"{uri}: {wrong}"
 
     if warmup > 0:
         until = time.perf_counter() + warmup
@@ -622,6 +697,8 @@ class Launch:
     notes: list[str] = field(default_factory=list)
     enumerate: bool = True
     targets: str = "catalog"  # catalog: SKILL.md of random skills; their expected sizes. "static": one size.
+    reads: bool = True
+    prime: list[str] | None = None  # run first to its first answer and stopped, unmeasured (a warm cache's writer)
 
 
 @dataclass
@@ -686,6 +763,10 @@ async def bench_server(
     url = f"http://{HOST}:{port}/mcp"
     argv = [part.replace("{port}", str(port)) for part in launch.argv]
     log_path = work / f"{name}.log"
+    if launch.prime is not None:
+        result.ready_error = await _prime([part.replace("{port}", str(port)) for part in launch.prime], url, args, work)
+        if result.ready_error:
+            return result
     log(f"{name}: starting {' '.join(argv)}")
     with open(log_path, "wb") as out:
         started = time.perf_counter()
@@ -723,10 +804,10 @@ async def bench_server(
 
             if launch.targets == "static":
                 size = catalog.median_skill_md
-                targets = [(uri, size) for uri in catalog.uris]
+                targets: list[tuple[str, int, str | None]] = [(uri, size, None) for uri in catalog.uris]
             else:
-                targets = list(catalog.uris.items())
-            for clients in args.concurrency:
+                targets = catalog.targets()
+            for clients in args.concurrency if launch.reads else ():
                 if proc.poll() is not None:
                     break
                 try:
@@ -753,20 +834,65 @@ async def bench_server(
     return result
 
 
+async def _prime(argv: list[str], url: str, args: argparse.Namespace, work: Path) -> str:
+    """Run `argv` to its first answer and stop it (a warm start's cache written first); why it failed, or ""."""
+    log(f"priming: {' '.join(argv)}")
+    with open(work / "prime.log", "wb") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        async with httpx2.AsyncClient(timeout=httpx2.Timeout(args.startup_timeout + 30), trust_env=False) as http:
+            await wait_ready(proc, http, url, args.startup_timeout)
+    except (ServerDied, TimeoutError, RpcError, httpx2.HTTPError) as exc:
+        return f"priming failed: {exc}"
+    finally:
+        stop(proc)
+    return ""
+
+
 def launches(catalog: Catalog, work: Path, wanted: Sequence[str]) -> dict[str, Launch | str]:
     """How to start each wanted server, or why it cannot be (a failed peer setup)."""
     here_python = f"{platform.python_version()} ({sys.executable})"
     mcp_version = importlib.metadata.version("mcp")
     out: dict[str, Launch | str] = {}
     for name in wanted:
-        if name == "skillwire":
+        if name.startswith("skillwire"):
             exe = Path(sys.executable).parent / "skillwire"
             command = str(exe) if exe.exists() else (shutil.which("skillwire") or "skillwire")
+            serve = [command, "serve", str(catalog.root), "--http", f"{HOST}:{{port}}", "--quiet"]
+            versions = {"skillwire": importlib.metadata.version("skillwire"), "mcp": mcp_version}
+            if name == "skillwire":
+                note = "--no-watch, page size 100 (default), no --digest-cache (cold start)"
+                out[name] = Launch([*serve, "--no-watch"], versions, here_python, [note])
+            elif name == "skillwire-watch":
+                note = "the watcher on (serve's default), no --digest-cache (cold start)"
+                out[name] = Launch(serve, versions, here_python, [note], enumerate=False, reads=False)
+            else:
+                cache = ["--digest-cache", str(work / "skillwire.digests")]
+                note = "the watcher on, a --digest-cache written by an unmeasured --no-watch start first"
+                out[name] = Launch(
+                    [*serve, *cache],
+                    versions,
+                    here_python,
+                    [note],
+                    enumerate=False,
+                    reads=False,
+                    prime=[*serve, "--no-watch", *cache],
+                )
+        elif name == "ts-sdk":
+            try:
+                ts_command, versions = ensure_ts_peer()
+            except (OSError, RuntimeError, ValueError, subprocess.CalledProcessError) as exc:
+                out[name] = f"setup failed: {exc}"
+                continue
+            shown = {"ts server": versions[TS_PACKAGES[0][0]], "node adapter": versions[TS_PACKAGES[1][0]]}
             out[name] = Launch(
-                [command, "serve", str(catalog.root), "--http", f"{HOST}:{{port}}", "--no-watch", "--quiet"],
-                {"skillwire": importlib.metadata.version("skillwire"), "mcp": mcp_version},
-                here_python,
-                ["page size 100 (default), no --digest-cache (cold start)"],
+                [*ts_command, str(catalog.root), HOST, "{port}"],
+                shown,
+                f"n/a (node {versions['node']})",
+                [
+                    f"{', '.join(f'{n} {v}' for n, v in versions.items())}: loadSkills(ROOT) + createMcpHandler "
+                    "(JSON responses) + toNodeHandler on node:http; default page size"
+                ],
             )
         elif name == "bare-sdk":
             size = catalog.median_skill_md
@@ -1009,8 +1135,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--servers",
         type=_servers,
-        default=list(SERVER_ORDER),
-        help=f"comma-separated subset of {','.join(SERVER_ORDER)} (run in the order given)",
+        default=list(DEFAULT_SERVERS),
+        help=f"comma-separated subset of {','.join(SERVER_ORDER)} (run in the order given; default: "
+        f"{','.join(DEFAULT_SERVERS)})",
     )
     parser.add_argument("--concurrency", type=_concurrency, default=[1, 8, 32], help="default 1,8,32")
     parser.add_argument("--duration", type=float, default=5.0, help="seconds counted per concurrency level")

@@ -121,6 +121,63 @@ async def test_a_read_that_finds_no_room_in_time_is_answered_503_for_its_own_id(
     assert budget.large.used == 0
 
 
+@pytest.mark.parametrize("spelling", ["resources\\/read", "\\u0072esources/read"])
+@pytest.mark.anyio
+async def test_a_method_spelled_with_json_escapes_is_charged_as_the_read_it_is(spelling: str) -> None:
+    """JSON may escape any character of the method's name; the SDK decodes it to `resources/read` all the same."""
+    holding = anyio.Event()
+    done = anyio.Event()
+    reached: list[bytes] = []
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        reached.append((await receive())["body"])
+        holding.set()
+        await done.wait()
+
+    budget = _budget(app, wait=0.05)
+    body = b'{"jsonrpc": "2.0", "id": 2, "method": "%s", "params": {"uri": "skill://big/data.bin"}}' % spelling.encode()
+    pending: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def escaped() -> Message:
+        if pending:
+            return pending.pop(0)
+        await anyio.Event().wait()
+        return {"type": "http.disconnect"}
+
+    sent: list[Message] = []
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as group:
+            group.start_soon(budget, _scope(), _client(1), _nowhere)
+            await holding.wait()
+            await budget(_scope(), escaped, send)  # no room for a second 2 MiB read: 503, never the application
+            done.set()
+    assert len(reached) == 1
+    assert sent[0]["status"] == 503
+    assert json.loads(sent[1]["body"])["id"] == 2
+
+
+@pytest.mark.anyio
+async def test_a_deeply_nested_body_is_passed_on_not_a_crash() -> None:
+    """The SDK answers it as a parse error; the budget must not fail first on Python's recursion limit."""
+    reached: list[bytes] = []
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        reached.append((await receive())["body"])
+
+    body = b'{"method": "resources/read", "params": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"
+    pending: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def deep() -> Message:
+        return pending.pop(0)
+
+    await _budget(app, wait=1)(_scope(), deep, _nowhere)
+    assert reached == [body]
+
+
 def _request(request_id: int, method: str, params: dict[str, object]) -> Receive:
     """A connection that sends one request and then waits."""
     body = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}).encode()

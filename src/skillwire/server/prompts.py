@@ -105,7 +105,7 @@ class SkillPrompts:
                 raise ValueError(f"{method!r} already has a handler on this server")
         server.add_request_handler(PROMPTS_LIST, PaginatedRequestParams, contained(PROMPTS_LIST, self._list))
         server.add_request_handler(PROMPTS_GET, GetPromptRequestParams, contained(PROMPTS_GET, self._get))
-        server.middleware.append(_checked_params)
+        server.middleware.append(checked_prompt_params)
 
     async def list_prompts(self, cursor: object, *, modern: bool) -> dict[str, Any]:
         """One page of prompts: the page `skills/list` gives the caller for `cursor`, a prompt per skill."""
@@ -149,7 +149,7 @@ class SkillPrompts:
         return await self.get_prompt(params.name, params.arguments)
 
 
-async def _checked_params(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+async def checked_prompt_params(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
     """Refuse malformed prompts params naming the field, before the SDK's own check answers a generic
     "Invalid request parameters" (it validates spec methods' params after the middleware)."""
     params = ctx.params if isinstance(ctx.params, Mapping) else {}

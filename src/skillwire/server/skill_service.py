@@ -150,6 +150,7 @@ class SkillService:
         self._listeners: list[Callable[[Catalog], None]] = []
         self._views: dict[tuple[str, ...], ScopedCatalog] = {}
         self._views_of: Catalog | None = None
+        self._last_file: tuple[Listing, str, ServedFile | None] | None = None  # `file`'s last answer
         self._pending: Switch | None = None
         self._unannounced = False  # switched on a request's thread: listeners not told yet (`publish_due`)
         self.read_cache = ReadCache(self.options.read_cache_bytes)
@@ -195,6 +196,17 @@ class SkillService:
             found = self._views[scope.key] = ScopedCatalog(catalog, scope)
         return found
 
+    def file(self, catalog: Catalog, scope: Visibility | None, uri: str) -> ServedFile | None:
+        """The file served at canonical `uri` in `catalog` as a caller with `scope` sees it, or None. The last answer
+        is kept: a read asks twice in a row (the read budget its size, then the read itself)."""
+        view = self.view(catalog, scope)
+        last = self._last_file
+        if last is not None and last[0] is view and last[1] == uri:
+            return last[2]
+        found = view.file(uri)
+        self._last_file = (view, uri, found)
+        return found
+
     @property
     def catalog(self) -> Catalog:
         """The current snapshot. Take it once per request and use only it."""
@@ -236,6 +248,7 @@ class SkillService:
         self._incremental = switch.source if isinstance(switch.source, IncrementalSource) else None
         self._restorable = switch.source if isinstance(switch.source, RestorableSource) else None
         self._catalog = switch.catalog
+        self._last_file = None
         self._adopted(switch.catalog)
         self.stats.since = switch.at
         self._unannounced = True
@@ -253,6 +266,7 @@ class SkillService:
         self._adopted(catalog)
         self.stats.since = time.time()
         self.read_cache.clear()  # verified against the previous snapshot only
+        self._last_file = None  # nor keep the previous snapshot alive
         for listener in self._listeners:
             listener(catalog)
 
@@ -369,10 +383,9 @@ class SkillService:
             if scope is None and canonical != asked and (cached := self.read_cache.get(canonical, catalog)) is not None:
                 return self._cacheable({"contents": [cached]}, modern, scope)
             asked = None  # after a rebuild: look again
-            view = catalog if scope is None else self.view(catalog, scope)
-            served = view.file(canonical)
+            served = self.file(catalog, scope, canonical)
             if served is None:
-                if view.is_directory(canonical):
+                if self.view(catalog, scope).is_directory(canonical):
                     raise MCPError(
                         INVALID_PARAMS,
                         f"{canonical} is a directory; read it with resources/directory/read",

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -35,6 +36,17 @@ from skillwire.server.defaults import LARGE_READ_BYTES
 
 _MAX_PEEK = 4 * 1024 * 1024  # the SDK's own body limit; anything larger is passed on for it to refuse
 RETRY_AFTER_S = 5
+PEEKED = "skillwire.peeked"
+"""The ASGI scope key under which `ReadBudget` leaves a POST body it read whole, as `Peeked`, for the layers
+inside it (`direct_reads.py`): a body is read and parsed once."""
+
+
+@dataclass(frozen=True, slots=True)
+class Peeked:
+    """A request's whole body, and its JSON when it names a method that reads a file (else None: not parsed)."""
+
+    body: bytes
+    message: object
 
 
 class ByteBudget:
@@ -150,7 +162,7 @@ class ReadBudget:
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"].rstrip("/") != self.mcp_path:
             await self.app(scope, receive, send)
             return
-        declared = dict(scope["headers"]).get(b"content-length", b"0")
+        declared = next((value for key, value in scope["headers"] if key == b"content-length"), b"0")
         if not declared.isdigit() or int(declared) > _MAX_PEEK:
             await self.app(scope, receive, send)  # not a read we could size; the SDK refuses what is too large
             return
@@ -169,8 +181,11 @@ class ReadBudget:
         async def replay() -> Message:
             return messages.pop(0) if messages else await receive()
 
-        reads = peeked <= _MAX_PEEK and any(marker in body for marker in self._markers)
+        # A method name may be spelled with JSON escapes ("resources\/read"): a body with a backslash is parsed too.
+        reads = peeked <= _MAX_PEEK and (b"\\" in body or any(marker in body for marker in self._markers))
         parsed = _parse(body) if reads else None
+        if messages[-1]["type"] == "http.request" and not messages[-1].get("more_body", False):
+            scope[PEEKED] = Peeked(body, parsed)
         size = await self._read_bytes(parsed) if parsed is not None else 0
         if size == 0:
             await self.app(scope, replay, send)
@@ -238,7 +253,7 @@ class ReadBudget:
 def _parse(body: bytes) -> object:
     try:
         return json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # as the SDK: a huge number or deep nesting is not JSON it takes
         return None
 
 

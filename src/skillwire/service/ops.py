@@ -128,14 +128,19 @@ class ServerMetrics:
             outcome = "invalid_params"
             raise
         finally:
-            counted = self._counted.get((method, outcome))
-            if counted is None:
-                counted = self._counted[method, outcome] = self.requests.labels(method, outcome)
-            timed = self._timed.get(method)
-            if timed is None:
-                timed = self._timed[method] = self.latency.labels(method)
-            counted.inc()
-            timed.observe(time.perf_counter() - started)
+            self.observe(method, outcome, time.perf_counter() - started)
+
+    def observe(self, method: str, outcome: str, seconds: float) -> None:
+        """Count one answered request (`method` one of METHODS or "other") and its time, as the middleware does
+        (`direct_reads.py` answers reads beside it)."""
+        counted = self._counted.get((method, outcome))
+        if counted is None:
+            counted = self._counted[method, outcome] = self.requests.labels(method, outcome)
+        timed = self._timed.get(method)
+        if timed is None:
+            timed = self._timed[method] = self.latency.labels(method)
+        counted.inc()
+        timed.observe(seconds)
 
     def exposition(self, accept: str) -> tuple[bytes, str]:
         """Everything registered, in the format the `Accept` header asks for (Prometheus text, or OpenMetrics),

@@ -44,6 +44,7 @@ from skillwire.service.auth import (
 from skillwire.service.budget import RESOURCE_READS, ByteBudget, FileRead, FileSize, ReadBudget, ReadTarget
 from skillwire.service.catalog_page import catalog_routes
 from skillwire.service.connections import guarded_protocol, throttled_resource_errors
+from skillwire.service.direct_reads import DirectReads
 from skillwire.service.guard import HostOriginGuard, HostPolicy
 from skillwire.service.limits import ServeLimits
 from skillwire.service.listen_limits import ListenSlots, StreamGate
@@ -109,7 +110,8 @@ def http_app(
     Inside authentication, so that only an authenticated request reaches them: the session cap (`sessions.py`,
     `limits.max_sessions`); with `listen` (the `LiveReload`'s `notifier.slots`), each listen request's slot, and
     streams end with their token (`listen_limits.py`); with `service`, file reads wait for room in the read budget
-    (`budget.py`).
+    (`budget.py`), and, when `guarded`, well-formed 2026-07-28 skill reads are answered without the SDK's generic
+    pipeline (`direct_reads.py`).
     """
     limits = limits or ServeLimits()
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False) if guarded else None
@@ -128,7 +130,17 @@ def http_app(
         session_idle_timeout=limits.session_idle_timeout,
     )
     # Added before the authentication middleware, so they run after it: a 401 or 403 moves no session, takes
-    # no listen slot and waits for no room; a file is sized as its caller sees it.
+    # no listen slot and waits for no room; a file is sized as its caller sees it. Innermost, the direct reads.
+    if service is not None:
+        app.add_middleware(
+            DirectReads,
+            server=server,
+            service=service,
+            callers=callers,
+            mcp_path=MCP_PATH,
+            metrics=metrics,
+            guarded=guarded,
+        )
     app.add_middleware(
         SessionCap,
         manager=server.session_manager,
@@ -197,7 +209,7 @@ def _sized_for_caller(service: SkillService, callers: CallerResolver | None) -> 
         scope = None if callers is None else await callers.scope()
         if scope is None and (size := service.read_cache.size_of(uri, catalog)) is not None:
             return size  # read and kept a moment ago: no catalog lookup
-        served = service.view(catalog, scope).file(uri)
+        served = service.file(catalog, scope, uri)  # kept for the read that follows
         return None if served is None else served.file.size
 
     return size_of
