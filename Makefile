@@ -16,10 +16,11 @@ NODE_TOOLS := tools/node/node_modules/.package-lock.json
 serve: $(BIN)/skillwire
 	$(BIN)/skillwire serve examples/skills --http $(HOST):$(PORT)
 
-# One make with three jobs: the venv, the Node tools, the interop peer and the system packages are set up side by
-# side, then lint, the type check and the site's build run beside pytest. Each job's lines stay whole.
+# One make with three jobs: the venv, the Node tools and the system packages are set up side by side, then pytest
+# starts while the interop peer's venv is made and lint, the type check and the site's build run beside it. Each
+# job's lines stay whole.
 test:
-	$(MAKE) --no-print-directory -j 3 --output-sync=line lint typecheck docs pytest
+	$(MAKE) --no-print-directory -j 3 --output-sync=line pytest peers lint typecheck docs
 
 # The documentation site (docs/): Sphinx with MyST-Parser, Furo and sphinx-argparse rather than MkDocs, Material and
 # mkdocstrings (MkDocs 1.x is unmaintained, Material is in maintenance mode, Zensical's releases do not install
@@ -53,11 +54,11 @@ typecheck: $(BIN)/skillwire
 # Three worker processes, each taking whole files (module fixtures start once): most tests wait on real servers.
 # Bytecode is cached for this run even where PYTHONDONTWRITEBYTECODE is set: the suite starts hundreds of Python
 # processes, and without the cache each compiles every module it imports and pytest re-rewrites every test file.
-pytest: $(BIN)/skillwire $(NODE_TOOLS) peers chromium nginx promtool
+pytest: $(BIN)/skillwire $(NODE_TOOLS) chromium nginx promtool
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -n 3 --dist loadfile
 
-# The interop tests' FastMCP runs from a venv of its own in .cache/peers (about 20 s to make, then reused): made here,
-# beside the other setup, rather than inside pytest's time.
+# The interop tests' FastMCP runs from a venv of its own in .cache/peers (about 20 s to make, then reused): made here
+# while pytest runs, not before it (`make test`); an interop test that needs it first waits on the venv's lock.
 peers: $(BIN)/skillwire
 	$(BIN)/python -c 'from bench.peers import ensure_peer_venv; from tests.interop.conftest import FASTMCP; ensure_peer_venv(FASTMCP)'
 

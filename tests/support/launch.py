@@ -27,7 +27,8 @@ FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signa
 LIMITS = ("RLIMIT_NOFILE", "RLIMIT_AS", "RLIMIT_DATA", "RLIMIT_FSIZE", "RLIMIT_CORE", "RLIMIT_NPROC", "RLIMIT_STACK")
 
 
-def _fresh(argv: list[str]) -> NoReturn:
+def _fresh(argv: list[str], mask: set[int | signal.Signals]) -> NoReturn:
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a signal mask survives exec: the command gets the one we had
     os.execv(sys.executable, [sys.executable, *argv])
 
 
@@ -63,6 +64,10 @@ def _recv_exact(conn: socket.socket, size: int) -> bytes:
 
 def main() -> None:
     path, argv = sys.argv[1], sys.argv[2:]
+    # Signals to pass on are held from before the command starts until they are passed on: one sent as soon as the
+    # command is up (it printed, say) would otherwise meet this process's own default handler and end it alone.
+    forwarded = [s for s in FORWARDED if signal.getsignal(s) != signal.SIG_IGN]
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, forwarded)
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.connect(path)
@@ -70,10 +75,10 @@ def main() -> None:
         answer = _recv_exact(conn, 1)
     except OSError:
         conn.close()
-        _fresh(argv)
+        _fresh(argv, mask)
     if answer != b"S":  # the server cannot reproduce this environment: be the command ourselves
         conn.close()
-        _fresh(argv)
+        _fresh(argv, mask)
     _recv_exact(conn, 4)  # the command's pid (for the fork server's own bookkeeping)
     # The command holds stdin, stdout and stderr now: a reader sees end of file when the command closes them.
     null = os.open(os.devnull, os.O_RDWR)
@@ -84,17 +89,17 @@ def main() -> None:
     def forward(signum: int, _frame: object) -> None:
         conn.sendall(b"K" + struct.pack("!I", signum))
 
-    for forwarded in FORWARDED:
-        if signal.getsignal(forwarded) != signal.SIG_IGN:
-            signal.signal(forwarded, forward)
+    for signum in forwarded:
+        signal.signal(signum, forward)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # what arrived meanwhile is passed on now
     try:
         (status,) = struct.unpack("!i", _recv_exact(conn, 4))
     except ConnectionError:
         os._exit(1)
     if os.WIFSIGNALED(status):
-        signum = os.WTERMSIG(status)
-        signal.signal(signum, signal.SIG_DFL)
-        os.kill(os.getpid(), signum)
+        ended_by = os.WTERMSIG(status)
+        signal.signal(ended_by, signal.SIG_DFL)
+        os.kill(os.getpid(), ended_by)
     os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
 
 
