@@ -209,7 +209,17 @@ def _ensure_peer_venv(package: PeerPackage, venv: Path) -> tuple[Path, dict[str,
         subprocess.run([base, "-m", "venv", "--clear", str(venv)], check=True)
     log(f"installing {package.requirement!r} into {venv}")
     subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", package.requirement],
+        # --no-compile: a module is byte-compiled when first imported, so the many never imported cost nothing
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-compile",
+            package.requirement,
+        ],
         check=True,
         stdout=sys.stderr,
     )
