@@ -23,3 +23,23 @@ export function transportFor(config) {
   }
   return new StdioClientTransport({ command: config.command, args: config.args, env: process.env, stderr: 'pipe' });
 }
+
+// An error as one line: its name, the SDK's reason if it gives one, its message.
+export function describe(error) {
+  const reason = error?.reason ? ` [${error.reason}]` : '';
+  return `${error?.name ?? 'Error'}${reason}: ${error?.message ?? String(error)}`;
+}
+
+// Connect `client` as `config` says; on failure print `summary` with the reason, set exit status 2 (could not
+// connect at all) and answer false. On success the summary notes the negotiated version.
+export async function connected(client, config, summary) {
+  try {
+    await client.connect(transportFor(config));
+  } catch (error) {
+    process.stdout.write(JSON.stringify({ ...summary, failures: [{ step: 'connect', error: describe(error) }] }));
+    process.exitCode = 2;
+    return false;
+  }
+  summary.protocolVersion = client.getNegotiatedProtocolVersion() ?? null;
+  return true;
+}

@@ -16,13 +16,9 @@
 
 import { writeFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/client';
-import { clientPackage, transportFor, versionNegotiation } from './interop-common.mjs';
+import { clientPackage, connected, describe, versionNegotiation } from './interop-common.mjs';
 
 const config = JSON.parse(process.argv[2]);
-
-function describe(error) {
-  return `${error?.name ?? 'Error'}: ${error?.message ?? String(error)}`;
-}
 
 async function main() {
   const summary = {
@@ -53,14 +49,7 @@ async function main() {
     };
   }
   const client = new Client({ name: 'skillwire-prompts-interop', version: '0' }, options);
-  try {
-    await client.connect(transportFor(config));
-  } catch (error) {
-    process.stdout.write(JSON.stringify({ ...summary, failures: [{ step: 'connect', error: describe(error) }] }));
-    process.exitCode = 2;
-    return;
-  }
-  summary.protocolVersion = client.getNegotiatedProtocolVersion() ?? null;
+  if (!(await connected(client, config, summary))) return;
   summary.capabilities = client.getServerCapabilities()?.prompts ?? null;
   try {
     summary.prompts = (await client.listPrompts()).prompts;

@@ -14,14 +14,9 @@
 import { createHash } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/client';
 import { DIRECTORY_MIME_TYPE, SkillsClient } from '@modelcontextprotocol/client/ext/skills';
-import { clientPackage, transportFor, versionNegotiation } from './interop-common.mjs';
+import { clientPackage, connected, describe, versionNegotiation } from './interop-common.mjs';
 
 const config = JSON.parse(process.argv[2]);
-
-function describe(error) {
-  const reason = error?.reason ? ` [${error.reason}]` : '';
-  return `${error?.name ?? 'Error'}${reason}: ${error?.message ?? String(error)}`;
-}
 
 async function walkDirectory(skills, uri, found, failures, depth = 0) {
   let listing;
@@ -52,14 +47,7 @@ async function main() {
     directoryFiles: [],
     failures: [],
   };
-  try {
-    await client.connect(transportFor(config));
-  } catch (error) {
-    process.stdout.write(JSON.stringify({ ...summary, failures: [{ step: 'connect', error: describe(error) }] }));
-    process.exitCode = 2;
-    return;
-  }
-  summary.protocolVersion = client.getNegotiatedProtocolVersion() ?? null;
+  if (!(await connected(client, config, summary))) return;
   summary.era = client.getProtocolEra() ?? null;
   const skills = new SkillsClient(client);
   const directoryFiles = new Set();

@@ -14,13 +14,9 @@
 // and exits 0 whether or not there were failures (the test asserts on them); 2 when it cannot connect at all.
 import { createHash } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/client';
-import { clientPackage, transportFor, versionNegotiation } from './interop-common.mjs';
+import { clientPackage, connected, describe, versionNegotiation } from './interop-common.mjs';
 
 const config = JSON.parse(process.argv[2]);
-
-function describe(error) {
-  return `${error?.name ?? 'Error'}: ${error?.message ?? String(error)}`;
-}
 
 function bytesOf(contents) {
   return typeof contents.text === 'string' ? Buffer.from(contents.text, 'utf8') : Buffer.from(contents.blob, 'base64');
@@ -44,14 +40,7 @@ async function main() {
     binary: [],
     failures: [],
   };
-  try {
-    await client.connect(transportFor(config));
-  } catch (error) {
-    process.stdout.write(JSON.stringify({ ...summary, failures: [{ step: 'connect', error: describe(error) }] }));
-    process.exitCode = 2;
-    return;
-  }
-  summary.protocolVersion = client.getNegotiatedProtocolVersion() ?? null;
+  if (!(await connected(client, config, summary))) return;
   summary.era = client.getProtocolEra() ?? null;
   try {
     summary.tools = (await client.listTools()).tools.map((tool) => tool.name).sort();
