@@ -19,6 +19,10 @@ ratio to the floor's in the same run; server CPU per read and its ratio to the f
 (VmHWM) after the listing and the reads. A cell is the median of the runs, with their range for single figures; each
 run follows on a line of its own, with the machine's load: the 1-minute load average when each server started and
 the share of the cores other processes used while it was read. Compare figures only from a quiet machine.
+
+Each server is left to go quiet after its first answer before it is listed and read (at most one clock tick of CPU
+in 0.3 s): work a server defers past its first answer (skillwire's watcher set-up and catch-up rescan) is shown in
+rows of its own, "then busy until quiet" and its CPU, and not charged to the reads.
 """
 
 from __future__ import annotations
@@ -126,6 +130,8 @@ def table(runs: Runs, catalog: Catalog, args: argparse.Namespace) -> str:
     for label, variant in (("  --no-watch", "skillwire"), ("  warm --digest-cache", "skillwire-warm")):
         found = [results[variant].ready_s for results in runs if variant in results]
         rows.append((f"{label} (s)", [_median([v for v in found if v is not None], _seconds), "", ""]))
+    scalar("  then busy until quiet (s)", lambda r: r.settle_s, _seconds)
+    scalar("  CPU used meanwhile (s)", lambda r: r.settle_cpu_s, _seconds)
     pages = max((r.enumeration.pages for results in runs for r in results.values() if r.enumeration), default=0)
     scalar(
         f"full skills/list, {pages} pages (s)",
@@ -187,6 +193,8 @@ def _run_line(r: ServerResult) -> str:
     if r.setup_error or r.ready_error:
         return f"not measured: {r.setup_error or r.ready_error}"
     parts = [f"ready {r.ready_s:.2f} s" if r.ready_s is not None else "ready ?"]
+    if r.settle_s is not None:
+        parts.append(f"quiet {r.settle_s:.2f} s later ({r.settle_cpu_s or 0:.2f} s CPU)")
     if r.enumeration is not None:
         parts.append(f"list {r.enumeration.seconds:.2f} s ({r.enumeration.found} skills)")
     if r.loads:

@@ -650,6 +650,9 @@ def _tree(pid: int) -> list[int]:
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
+_QUIET_WINDOW_S = 0.3
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time used so far by the process and its live descendants."""
     ticks = 0
@@ -725,6 +728,8 @@ class ServerResult:
     ready_cpu_s: float | None = None  # server CPU time used to get there
     ready_error: str = ""
     rss_ready_mib: float | None = None
+    settle_s: float | None = None  # from the first answer until the server went quiet (work it left for later)
+    settle_cpu_s: float | None = None  # server CPU time used meanwhile
     enumeration: Enumeration | None = None
     enumeration_cpu_s: float | None = None  # server CPU time during the enumeration
     enumeration_other_cpu_share: float | None = None  # CPU used by neither server nor bench client, share of cores
@@ -749,6 +754,21 @@ async def wait_ready(proc: subprocess.Popen[bytes], http: httpx2.AsyncClient, ur
             if time.perf_counter() > deadline:
                 raise TimeoutError(f"no answer after {timeout:.0f} s") from None
             await asyncio.sleep(0.02)
+
+
+async def settle(pid: int, timeout: float) -> tuple[float, float]:
+    """Wait until the server's processes are quiet (at most one clock tick of CPU over `_QUIET_WINDOW_S`): work a
+    server leaves for after its first answer (a file watcher's set-up, a catch-up rescan) is then not charged to
+    the reads measured next. The seconds from now until quiet (the window itself not counted) and the CPU used."""
+    started, cpu_start = time.perf_counter(), cpu_seconds(pid)
+    last = cpu_start
+    while time.perf_counter() - started < timeout:
+        await asyncio.sleep(_QUIET_WINDOW_S)
+        now = cpu_seconds(pid)
+        if now - last <= 1 / _TICK:
+            return max(0.0, time.perf_counter() - started - _QUIET_WINDOW_S), last - cpu_start
+        last = now
+    return time.perf_counter() - started, last - cpu_start
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:
@@ -799,6 +819,8 @@ async def bench_server(
             caps = session.server_result.get("capabilities", {})
             result.declares_skills = SKILLS_EXT in (caps.get("extensions") or {})
             log(f"{name}: ready in {result.ready_s:.2f} s ({session.era}), RSS {result.rss_ready_mib:.0f} MiB")
+            result.settle_s, result.settle_cpu_s = await settle(proc.pid, args.startup_timeout)
+            log(f"{name}: quiet {result.settle_s:.2f} s after its first answer ({result.settle_cpu_s:.2f} s CPU)")
 
             if launch.enumerate:
                 cpu_before, busy_before, own_before = cpu_seconds(proc.pid), machine_busy_seconds(), time.process_time()
