@@ -18,7 +18,7 @@ import anyio
 import pytest
 
 from skillwire.client.session import SkillsClient
-from skillwire.core.errors import RequestFailed, SpecError
+from skillwire.core.errors import RequestFailed, SpecError, VerificationError
 from skillwire.core.hosting.verify import verify_bytes
 from skillwire.core.wire import INVALID_PARAMS
 from skillwire.sources.mcp import LockFile
@@ -47,7 +47,8 @@ def _until(done: Callable[[], bool], what: str) -> None:
 
 async def _served(gateway: HttpServer) -> dict[str, bytes] | None:
     """Every file the gateway serves, read and verified against its listing: {uri: bytes}; None when the catalog
-    changed between the listing and a read (a listed file no longer served: the walk must start again)."""
+    changed between the listing and a read (a listed file no longer served, or served with other bytes once a
+    change was accepted: the walk must start again; a caller that expects a steady catalog gets None and fails)."""
     files: dict[str, bytes] = {}
     async with SkillsClient.connect(gateway.url) as client:
         listing = await client.list_entries()
@@ -60,7 +61,10 @@ async def _served(gateway: HttpServer) -> dict[str, bytes] | None:
                     if error.code != INVALID_PARAMS or "No resource is served" not in str(error):
                         raise
                     return None
-                verify_bytes(resource, data)
+                try:
+                    verify_bytes(resource, data)
+                except VerificationError:
+                    return None
                 files[resource.uri] = data
     return files
 
