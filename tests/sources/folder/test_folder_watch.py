@@ -159,7 +159,10 @@ async def test_a_watch_limit_reached_is_said_with_its_fix_and_not_retried_soon(
 
     async def at_the_limit(command: list[str], **kwargs: Any) -> Any:
         attempts.append(command)
-        return await open_process([sys.executable, "-c", f"print({limit!r})"], **kwargs)
+        # as the real watcher process: reads the request, then answers (a child that answered and ended before the
+        # request was written would be a watcher that ended, another failure, retried within a second)
+        script = f"import sys; sys.stdin.readline(); print({limit!r}, flush=True)"
+        return await open_process([sys.executable, "-c", script], **kwargs)
 
     monkeypatch.setattr(anyio, "open_process", at_the_limit)
     calls: list[Sequence[str] | None] = []
