@@ -110,14 +110,17 @@ def test_ctrl_c_stops_serve_on_an_idle_pipe_at_once(tmp_path: Path) -> None:
     """SIGINT while an MCP host's pipe is open but silent (stopped at once before too: pins the new stdin reader)."""
     write_skill(tmp_path, "hello")
     command = with_default_sigint(serve_command([tmp_path], fresh=True))
-    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    env = {**os.environ, "PYTHONFAULTHANDLER": "1"}  # a freeze is then shown: SIGABRT prints every thread's stack
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     try:
         _stderr_until(process, b"serving 1 skill")
         process.send_signal(signal.SIGINT)
         try:
             process.wait(timeout=FREEZE_S)
         except subprocess.TimeoutExpired:
-            pytest.fail(f"serve ignored SIGINT for {FREEZE_S} s")
+            process.send_signal(signal.SIGABRT)
+            _, stderr = process.communicate(timeout=FREEZE_S)
+            pytest.fail(f"serve ignored SIGINT for {FREEZE_S} s; its threads then:\n{stderr.decode(errors='replace')}")
     finally:
         if process.poll() is None:
             process.kill()
