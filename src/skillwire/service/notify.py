@@ -47,7 +47,10 @@ ANNOUNCEABLE = frozenset({"tools", "prompts"})
 
 def _changed_files(before: Listing, after: Listing) -> tuple[bool, list[str]]:
     """Whether what clients can observe differs between two catalogs, and the file URIs of `before` that
-    changed or went away. A skill object shared by both (a rebuild keeps unchanged skills) is skipped unread."""
+    changed or went away. A skill object shared by both (a rebuild keeps unchanged skills) is skipped unread.
+
+    Run in a worker thread: after a warm restart's catch-up every skill is a new object, and comparing 100,000 of
+    them (building those still deferred) held the event loop for seconds."""
     old, new = set(before.skill_uris), set(after.skill_uris)
     differs = old != new
     gone: dict[str, str] = {}
@@ -166,7 +169,7 @@ class ChangeNotifier:
         if self.callers is not None:
             await self._publish_scoped(before, catalog)
             return
-        differs, updated = _changed_files(before, catalog)
+        differs, updated = await anyio.to_thread.run_sync(_changed_files, before, catalog)
         if not differs:
             return
         logger.info("catalog changed: notifying %d handshake-era sessions and listen streams", len(self._sessions))
@@ -214,7 +217,8 @@ class ChangeNotifier:
             receiver.seen = now
             pair = (_key(then), _key(now))
             if pair not in diffs:
-                diffs[pair] = _changed_files(self.service.view(before, then), self.service.view(after, now))
+                views = (self.service.view(before, then), self.service.view(after, now))
+                diffs[pair] = await anyio.to_thread.run_sync(_changed_files, *views)
             differs, updated = diffs[pair]
             if not differs:
                 continue
