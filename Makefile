@@ -6,6 +6,7 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+NICE ?=
 HOST ?= 127.0.0.1
 PORT ?= 8000
 SKILLS ?= 10000
@@ -17,18 +18,19 @@ serve: $(BIN)/skillwire
 	$(BIN)/skillwire serve examples/skills --http $(HOST):$(PORT)
 
 # One make with three jobs: the venv, the Node tools and the system packages are set up side by side, then pytest
-# starts while the interop peer's venv is made and lint, the type check and the site's build run beside it. Each
-# job's lines stay whole.
+# starts while the interop peer's venv is made and lint, the type check and the site's build run beside it, at the
+# lowest CPU priority (NICE): pytest leaves about a quarter of the two cores idle while its tests wait on servers,
+# and those checks fill that instead of slowing the tests. Each job's lines stay whole.
 test:
-	$(MAKE) --no-print-directory -j 3 --output-sync=line pytest peers lint typecheck docs
+	$(MAKE) --no-print-directory -j 3 --output-sync=line NICE="nice -n 19" pytest peers lint typecheck docs
 
 # The documentation site (docs/): Sphinx with MyST-Parser, Furo and sphinx-argparse rather than MkDocs, Material and
 # mkdocstrings (MkDocs 1.x is unmaintained, Material is in maintenance mode, Zensical's releases do not install
 # here; docs/conf.py says more). -W: every warning fails the build, a broken page link or heading anchor included;
 # then docs/linkcheck.py checks every internal href, src and #anchor of the built HTML. About 10 s from clean.
 docs: $(BIN)/skillwire
-	$(BIN)/sphinx-build -q -W --keep-going -b html -d build/doctrees docs build/docs
-	$(BIN)/python docs/linkcheck.py build/docs
+	$(NICE) $(BIN)/sphinx-build -q -W --keep-going -b html -d build/doctrees docs build/docs
+	$(NICE) $(BIN)/python docs/linkcheck.py build/docs
 
 # The property tests under hypothesis's `long` profile (tests/conftest.py): random, 5,000 examples each.
 fuzz: $(BIN)/skillwire
@@ -44,11 +46,11 @@ interop-peers: $(BIN)/skillwire
 	SKILLWIRE_INTEROP_PEERS=1 $(BIN)/pytest tests/interop/test_agentskills.py -q -p no:xdist
 
 lint: $(BIN)/skillwire
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
+	$(NICE) $(BIN)/ruff check .
+	$(NICE) $(BIN)/ruff format --check .
 
 typecheck: $(BIN)/skillwire
-	$(BIN)/mypy
+	$(NICE) $(BIN)/mypy
 
 # pytest exits 5 when it collected no test; make treats that, like any non-zero status, as a failure.
 # Three worker processes, each taking whole files (module fixtures start once): most tests wait on real servers.
