@@ -59,8 +59,9 @@ typecheck: $(BIN)/skillwire
 pytest: $(BIN)/skillwire $(NODE_TOOLS) chromium nginx promtool
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -n 3 --dist loadfile
 
-# The interop tests' FastMCP runs from a venv of its own in .cache/peers (about 20 s to make, then reused): made here
-# while pytest runs, not before it (`make test`); an interop test that needs it first waits on the venv's lock.
+# The interop tests' FastMCP runs from a venv of its own in .cache/peers, over .venv's packages (about 3 s to make, then
+# reused): made here while pytest runs, not before it (`make test`); an interop test that needs it first waits on
+# the venv's lock.
 peers: $(BIN)/skillwire
 	$(BIN)/python -c 'from bench.peers import ensure_peer_venv; from tests.interop.conftest import FASTMCP; ensure_peer_venv(FASTMCP)'
 

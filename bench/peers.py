@@ -51,6 +51,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -103,6 +104,11 @@ class PeerPackage:
     requirement: str
     python: str  # major.minor of the interpreter the venv is made with
     pins: tuple[tuple[str, str], ...]  # (distribution, version prefix) that `pip freeze` must show
+    # Made over the running venv's packages (a .pth, this interpreter's version only): pip installs what they lack,
+    # and a version they hold that the peer cannot use is installed into the peer's venv, ahead of them. The
+    # interop tests' FastMCP shares the SDK and its dependencies with skillwire at the same versions: its venv
+    # takes 2 s of CPU to make instead of 14, while the tests run.
+    layered: bool = False
 
 
 PEER_PACKAGES = {
@@ -202,6 +208,19 @@ def _ensure_peer_venv(package: PeerPackage, venv: Path) -> tuple[Path, dict[str,
             log(f"reusing {venv} ({', '.join(f'{d} {v}' for d, v in versions.items())})")
             return python, versions
         log(f"{venv} does not hold {package.requirement}: reinstalling")
+    elif package.layered:
+        log(f"creating {venv} over {sys.prefix}")
+        venv.parent.mkdir(parents=True, exist_ok=True)
+        # no pip of its own: the running venv's, seen through the .pth, installs into this one
+        subprocess.run([sys.executable, "-m", "venv", "--clear", "--without-pip", str(venv)], check=True)
+        found = subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        below = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
+        (Path(found.stdout.strip()) / "_over_skillwire_venv.pth").write_text("".join(f"{p}\n" for p in below))
     else:
         base = find_python(package.python)
         log(f"creating {venv} with {base}")

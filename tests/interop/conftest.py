@@ -49,12 +49,15 @@ def one_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_edge_skills(root)
 
 
-# The interpreter running the tests makes the venv: Python 3.11 on a fresh machine (fastmcp 4.1 needs >= 3.10).
+# The interpreter running the tests makes the venv: Python 3.11 on a fresh machine (fastmcp 4.1 needs >= 3.10),
+# over the project's venv (FastMCP's SDK and its dependencies are skillwire's, at the same versions): only FastMCP and
+# what it adds are installed, while the tests run.
 FASTMCP = PeerPackage(
     f"fastmcp-py{sys.version_info.major}.{sys.version_info.minor}",
     "fastmcp>=4.1,<4.2",
     f"{sys.version_info.major}.{sys.version_info.minor}",
     (("fastmcp", "4.1."),),
+    layered=True,
 )
 
 
