@@ -11,6 +11,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 SKILLS ?= 10000
 NODE_TOOLS := tools/node/node_modules/.package-lock.json
+DOCS_DEPS := $(VENV)/.docs-deps
 
 .PHONY: serve test docs fuzz bench interop-peers lint typecheck pytest tools venv peers chromium nginx promtool clean
 
@@ -28,7 +29,7 @@ test:
 # mkdocstrings (MkDocs 1.x is unmaintained, Material is in maintenance mode, Zensical's releases do not install
 # here; docs/conf.py says more). -W: every warning fails the build, a broken page link or heading anchor included;
 # then docs/linkcheck.py checks every internal href, src and #anchor of the built HTML. About 10 s from clean.
-docs: $(BIN)/skillwire
+docs: $(DOCS_DEPS)
 	$(NICE) $(BIN)/sphinx-build -q -W --keep-going -b html -d build/doctrees docs build/docs
 	$(NICE) $(BIN)/python docs/linkcheck.py build/docs
 
@@ -88,7 +89,17 @@ venv: $(BIN)/skillwire
 # --no-compile: modules are byte-compiled when first imported, so the thousands never imported cost nothing (~4 s).
 $(BIN)/skillwire: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	PIP_DISABLE_PIP_VERSION_CHECK=1 $(BIN)/pip install --quiet --no-compile -e '.[dev,docs]'
+	PIP_DISABLE_PIP_VERSION_CHECK=1 $(BIN)/pip install --quiet --no-compile -e '.[dev]'
+	touch $@
+
+# The site's tools (pyproject's `docs` extra) go into .venv after the rest, so that pytest does not wait for them.
+# `make test` installs them while the tests run, so they may only add packages: what is installed already is a
+# constraint, and a docs tool that wants another version of one fails here, loudly, instead of changing it under
+# the tests.
+$(DOCS_DEPS): $(BIN)/skillwire
+	$(BIN)/pip freeze --exclude-editable --disable-pip-version-check > $(VENV)/installed.txt
+	$(BIN)/python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['docs']))" > $(VENV)/docs-requirements.txt
+	PIP_DISABLE_PIP_VERSION_CHECK=1 $(NICE) $(BIN)/pip install --quiet --no-compile -c $(VENV)/installed.txt -r $(VENV)/docs-requirements.txt
 	touch $@
 
 tools: $(NODE_TOOLS)
