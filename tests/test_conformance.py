@@ -10,12 +10,12 @@ test-artifacts/conformance/ in the repository for people to look at.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.support import forkserver
 from tests.support.conformance import assert_all_success, keep_artifacts, require_tools, run_suite
 from tests.support.servers import EXAMPLE_SKILLS, http_server, serve_command
 from tests.support.source_makers import MAKERS
@@ -44,7 +44,7 @@ def server_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
     command = (
         None
         if kind == "serve"
-        else [sys.executable, "-m", "tests.support.source_server", kind, str(EXAMPLE_SKILLS), scratch]
+        else forkserver.command(["-m", "tests.support.source_server", kind, str(EXAMPLE_SKILLS), scratch])
     )
     with http_server([EXAMPLE_SKILLS], command=command) as server:
         yield server.url
