@@ -25,6 +25,7 @@ import pytest
 from skillwire.cli.main import main
 from skillwire.cli.validate import FIXES
 from skillwire.sources.folder.source import FolderSource
+from tests.support import forkserver
 from tests.support.cli import run_cli
 from tests.support.servers import EXAMPLE_SKILLS, run_skillwire, serve_command
 from tests.support.sigint import with_default_sigint
@@ -276,7 +277,7 @@ def test_a_hung_server_is_given_up_after_timeout_by_every_command(tmp_path: Path
     }
     running = {
         name: subprocess.Popen(
-            [sys.executable, "-m", "skillwire", *argv, "--timeout", "1"],
+            forkserver.command(["-m", "skillwire", *argv, "--timeout", "1"]),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

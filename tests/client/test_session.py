@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import shlex
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -33,6 +32,7 @@ from skillwire.core.errors import (
 )
 from skillwire.core.wire import DirectoryReadParams, SkillsGetParams, SkillsListParams
 from skillwire.service.run import build_server
+from tests.support import forkserver
 from tests.support.servers import HttpServer, http_server
 
 pytestmark = pytest.mark.anyio
@@ -89,7 +89,7 @@ async def connected(
         async with SkillsClient.connect(http().url, mode=mode) as client:
             yield client
     elif transport == "stdio":
-        argv = [sys.executable, "-m", "skillwire", "serve", str(root), "--page-size", "1", "--quiet"]
+        argv = forkserver.command(["-m", "skillwire", "serve", str(root), "--page-size", "1", "--quiet"])
         with log.open("w", encoding="utf-8") as errlog:
             async with SkillsClient.connect(shlex.join(argv), mode=mode, errlog=errlog) as client:
                 yield client
@@ -199,7 +199,7 @@ async def test_read_directory_follows_cursors(connect_to: Callable[..., Any], tr
 
 async def test_connect_takes_an_argv_list(skills_root: Path, tmp_path: Path) -> None:
     """skillwire choice: a stdio target may be an argv list as well as a shell-style command line."""
-    argv = [sys.executable, "-m", "skillwire", "serve", str(skills_root), "--quiet"]
+    argv = forkserver.command(["-m", "skillwire", "serve", str(skills_root), "--quiet"])
     with (tmp_path / "err.log").open("w", encoding="utf-8") as errlog:
         async with SkillsClient.connect(argv, errlog=errlog) as client:
             assert {e.uri for e in (await client.list_entries()).entries} == SKILL_URIS
