@@ -129,6 +129,13 @@ async def test_a_skill_added_right_after_the_first_answer_is_served(tmp_path: Pa
                 return any(s["uri"] == "skill://beta/SKILL.md" for s in await all_skills(client))
 
             await eventually(beta_listed, "the skill added after the first answer is listed", deadline_s=30)
+
+        async def rebuild_logged() -> bool:  # the server's stderr reaches this test a little after the fact
+            log = server.stderr
+            up = re.search(r"watching \S+ \(set up in [\d.]+ s\)", log)
+            return up is not None and "catalog rebuilt: " in log[up.end() :]
+
+        await eventually(rebuild_logged, "the catch-up rebuild is logged", deadline_s=30)
         server.assert_alive()
         log = server.stderr
     assert [s["uri"] for s in first] == ["skill://alpha/SKILL.md"]
