@@ -75,6 +75,34 @@ def test_a_signal_to_the_launcher_reaches_the_command_and_its_death_is_reported(
         assert (b"KeyboardInterrupt" in stderr) == (signum == signal.SIGINT)
 
 
+def test_a_signal_inherited_ignored_reaches_a_command_that_handles_it_and_stays_ignored_for_one_that_does_not() -> None:
+    """Under nohup the suite's processes inherit SIGHUP ignored; a command that sets its own handler (`skillwire
+    serve` rescans on SIGHUP) still gets it, as a fresh one would. The launcher passed no ignored signal on: every
+    SIGHUP test failed when `make test` ran under nohup."""
+    handles = (
+        "import signal, sys, time\n"
+        "print(signal.getsignal(signal.SIGHUP) == signal.SIG_IGN, flush=True)\n"
+        "signal.signal(signal.SIGHUP, lambda *_: sys.exit(7))\n"
+        "print('up', flush=True)\n"
+        "time.sleep(60)"
+    )
+    ignores = "import sys, time\nprint('up', flush=True)\ntime.sleep(1)\nsys.exit(0)"
+    for fresh in (True, False):
+        process = subprocess.Popen(["nohup", *forkserver.command(["-c", handles], fresh=fresh)], stdout=subprocess.PIPE)
+        assert process.stdout is not None
+        assert process.stdout.readline() == b"True\n"  # inherited ignored, in a forked command as in a fresh one
+        assert process.stdout.readline() == b"up\n"
+        process.send_signal(signal.SIGHUP)
+        assert process.wait(timeout=10) == 7, f"fresh={fresh}"
+        process.stdout.close()
+        process = subprocess.Popen(["nohup", *forkserver.command(["-c", ignores], fresh=fresh)], stdout=subprocess.PIPE)
+        assert process.stdout is not None
+        assert process.stdout.readline() == b"up\n"
+        process.send_signal(signal.SIGHUP)
+        assert process.wait(timeout=10) == 0, f"fresh={fresh}: an ignored SIGHUP ended the command"
+        process.stdout.close()
+
+
 def test_a_killed_launcher_takes_its_command_with_it() -> None:
     script = "import os, time\nprint(os.getpid(), flush=True)\ntime.sleep(60)"
     process = subprocess.Popen(forkserver.command(["-c", script]), stdout=subprocess.PIPE)

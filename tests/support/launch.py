@@ -66,7 +66,10 @@ def main() -> None:
     path, argv = sys.argv[1], sys.argv[2:]
     # Signals to pass on are held from before the command starts until they are passed on: one sent as soon as the
     # command is up (it printed, say) would otherwise meet this process's own default handler and end it alone.
-    forwarded = [s for s in FORWARDED if signal.getsignal(s) != signal.SIG_IGN]
+    # Every one is passed on, those this process inherited ignored too (nohup, a background job): the command starts
+    # with them ignored as inherited, and decides, as it would were it this process (skillwire handles SIGHUP
+    # itself, so `nohup skillwire serve` still rescans on it).
+    forwarded = list(FORWARDED)
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, forwarded)
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
