@@ -673,12 +673,14 @@ _QUIET_WINDOW_S = 0.3
 
 
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU time used so far by the process and its live descendants."""
+    """User + system CPU time used so far by the process and its descendants, the live ones and those their parent
+    has waited for (a watcher process that ended still counts: without it, the sum fell when one did)."""
     ticks = 0
     for member in _tree(pid):
         with contextlib.suppress(OSError, ValueError, IndexError):
             fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
-            ticks += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
+            # utime, stime, cutime, cstime: fields 14 to 17 of stat (cutime: the children it has waited for)
+            ticks += int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
     return ticks / _TICK
 
 
