@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx2
 import pytest
 from mcp import Client, types
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -44,6 +43,7 @@ from tests.support.servers import (
     resources_read,
     serve_command,
     skills_get,
+    stateless_post,
 )
 
 pytestmark = pytest.mark.anyio
@@ -241,21 +241,8 @@ def test_a_hidden_skill_answers_byte_for_byte_as_a_missing_one(
 
 def raw_call(server: HttpServer, token: str, name: str, arguments: dict[str, Any]) -> tuple[int, bytes]:
     """One stateless 2026-07-28 tools/call over HTTP; its status and body bytes."""
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
-        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
-    headers = {
-        "Authorization": f"Bearer {token}",
-        "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": MODERN_VERSION,
-        "Mcp-Method": "tools/call",
-        "Mcp-Name": name,
-    }
-    params = {"name": name, "arguments": arguments, "_meta": meta}
-    body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}
-    response = httpx2.post(server.url, json=body, headers=headers, timeout=30)
+    params = {"name": name, "arguments": arguments}
+    response = stateless_post(server.url, "tools/call", params, token=token, request_id=7)
     return response.status_code, response.content
 
 

@@ -13,13 +13,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import pytest
 
-from tests.support.servers import HttpServer, http_server
+from tests.support.servers import HttpServer, http_server, stateless_post
 from tests.support.skills import write_skill
 
-MODERN = "2026-07-28"
 BILLING = "billing-token-0123456789ab"
 VISIBLE = {
     "acme/billing/refunds": "Refund a customer's charge and post the credit to the ledger",
@@ -77,21 +75,8 @@ def visible(config: Path) -> Iterator[HttpServer]:
 
 def search(server: HttpServer, query: str, token: str = BILLING, limit: int = 10) -> dict[str, Any]:
     """One stateless `tools/call search_skills` with a bearer token; the tool's result (structured and text)."""
-    headers = {
-        "Authorization": f"Bearer {token}",
-        "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": MODERN,
-        "Mcp-Method": "tools/call",
-        "Mcp-Name": "search_skills",
-    }
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
-    params = {"name": "search_skills", "arguments": {"query": query, "limit": limit}, "_meta": meta}
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
-    response = httpx2.post(server.url, json=body, headers=headers, timeout=30)
+    params = {"name": "search_skills", "arguments": {"query": query, "limit": limit}}
+    response = stateless_post(server.url, "tools/call", params, token=token)
     assert response.status_code == 200, response.text
     result: dict[str, Any] = response.json()["result"]
     return result

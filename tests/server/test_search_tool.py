@@ -10,14 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx2
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from tests.support.servers import REPO_ROOT, HttpServer, http_server, serve_command
+from tests.support.servers import REPO_ROOT, HttpServer, http_server, serve_command, stateless_post
 
-MODERN = "2026-07-28"
 SKILLS = {
     "acme/billing/refunds": "Refund a customer's charge and send the credit note",
     "acme/billing/invoices": "Create and send invoices to customers",
@@ -52,22 +50,7 @@ def scoped(root: Path) -> Iterator[HttpServer]:
 
 def call(server: HttpServer, token: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
     """One stateless request with a bearer token; the JSON-RPC message."""
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
-    headers = {
-        "Authorization": f"Bearer {token}",
-        "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": MODERN,
-        "Mcp-Method": method,
-    }
-    if method == "tools/call":
-        headers["Mcp-Name"] = params["name"]
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": meta}}
-    response = httpx2.post(server.url, json=body, headers=headers, timeout=10)
-    message: dict[str, Any] = response.json()
+    message: dict[str, Any] = stateless_post(server.url, method, params, token=token, timeout=10).json()
     return message
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+import httpx2
 import pytest
 from deploy.fleet import stop as stop_process  # one way to stop a child: SIGTERM (or the given signal), then SIGKILL
 from mcp import Client
@@ -74,6 +75,29 @@ def _child_env() -> dict[str, str]:
 
 
 # -- HTTP server subprocess -------------------------------------------------------------------------------------------
+
+
+def stateless_post(
+    url: str, method: str, params: dict[str, Any], *, token: str | None = None, request_id: int = 1, timeout: float = 30
+) -> httpx2.Response:
+    """One stateless 2026-07-28 request over HTTP, as a modern client sends it: the `_meta` that era asks for, its
+    routing headers (`Mcp-Method`, and `Mcp-Name` for a tools/call) and a bearer token when given."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": MODERN_VERSION,
+        "Mcp-Method": method,
+    }
+    if method == "tools/call":
+        headers["Mcp-Name"] = params["name"]
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": {**params, "_meta": meta}}
+    return httpx2.post(url, json=body, headers=headers, timeout=timeout)
 
 
 @dataclass

@@ -14,7 +14,7 @@ import httpx2
 import pytest
 
 from skillwire.client.session import SkillsClient
-from tests.support.servers import EXAMPLE_SKILLS, MODERN_VERSION, HttpServer, http_server, serve_command
+from tests.support.servers import EXAMPLE_SKILLS, HttpServer, http_server, serve_command, stateless_post
 from tests.support.skills import write_skill
 
 pytestmark = pytest.mark.anyio
@@ -56,21 +56,8 @@ async def _listed(gateway: HttpServer, token: str) -> list[str]:
 
 
 def _search(gateway: HttpServer, token: str, query: str) -> list[str]:
-    headers = {
-        "Authorization": f"Bearer {token}",
-        "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": MODERN_VERSION,
-        "Mcp-Method": "tools/call",
-        "Mcp-Name": "search_skills",
-    }
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
-        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
-    params = {"name": "search_skills", "arguments": {"query": query, "limit": 10}, "_meta": meta}
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
-    response = httpx2.post(gateway.url, json=body, headers=headers, timeout=30)
+    params = {"name": "search_skills", "arguments": {"query": query, "limit": 10}}
+    response = stateless_post(gateway.url, "tools/call", params, token=token)
     assert response.status_code == 200, response.text
     result: dict[str, Any] = response.json()["result"]
     return [skill["uri"] for skill in result["structuredContent"]["skills"]]
