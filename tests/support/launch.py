@@ -69,8 +69,7 @@ def main() -> None:
     # Every one is passed on, those this process inherited ignored too (nohup, a background job): the command starts
     # with them ignored as inherited, and decides, as it would were it this process (skillwire handles SIGHUP
     # itself, so `nohup skillwire serve` still rescans on it).
-    forwarded = list(FORWARDED)
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, forwarded)
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.connect(path)
@@ -92,7 +91,7 @@ def main() -> None:
     def forward(signum: int, _frame: object) -> None:
         conn.sendall(b"K" + struct.pack("!I", signum))
 
-    for signum in forwarded:
+    for signum in FORWARDED:
         signal.signal(signum, forward)
     signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # what arrived meanwhile is passed on now
     try:
